@@ -1,0 +1,1 @@
+"""Navibot's application layer: settings, wiring and the `navibot` command line."""

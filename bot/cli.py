@@ -1,0 +1,171 @@
+"""The `navibot` command: ingest documents, search them, evaluate retrieval."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+import tempfile
+import textwrap
+from collections.abc import Sequence
+from importlib import resources
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from bot.runtime import build_core
+from bot.settings import Settings
+from rag.evaluation import evaluate, read_questions
+from rag.store import EmbeddingMismatch
+
+EXIT_USAGE = 2
+
+
+class UserError(Exception):
+    """A problem the person running the command can fix; printed without a traceback."""
+
+
+def demo_kb_path() -> Path:
+    """The bundled demo knowledge base (Markdown pages shipped inside the package)."""
+    return Path(str(resources.files("rag") / "demo_kb"))
+
+
+def _csv(value: str | None) -> list[str]:
+    return [v.strip() for v in (value or "").split(",") if v.strip()]
+
+
+def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
+    roots = [Path(p) for p in args.paths]
+    if args.demo:
+        roots.append(demo_kb_path())
+    if not roots:
+        raise UserError("give at least one file or folder to ingest (or --demo for the bundled demo pages)")
+    core = build_core(settings, args.store)
+    try:
+        summary = core.ingestor.ingest_paths(roots, tags=_csv(args.tags), groups=_csv(args.groups), prune=args.prune)
+    finally:
+        core.close()
+    for problem in summary.problems:
+        print(f"skipped {problem}", file=sys.stderr)
+    print(f"ingest: {summary.line()} -> {args.store or settings.store_path}")
+    return 0 if summary.ingested or (args.prune and summary.removed) else 1
+
+
+def cmd_search(args: argparse.Namespace, settings: Settings) -> int:
+    question = " ".join(args.question).strip()
+    if not question:
+        raise UserError("the question is empty: navibot search \"can college students get SNAP?\"")
+    core = build_core(settings, args.store)
+    try:
+        if core.store.counts()["chunks"] == 0:
+            raise UserError(f"the knowledge store {args.store or settings.store_path} is empty: "
+                            "run `navibot ingest PATH` (or `navibot ingest --demo`) first")
+        hits = core.retriever.search(question, k=args.k, tags=_csv(args.tags), groups=_csv(args.groups))
+    finally:
+        core.close()
+    if args.json:
+        print(json.dumps([h.as_dict() for h in hits], ensure_ascii=False, indent=2))
+        return 0
+    if not hits:
+        print("No matching passages.")
+    for rank, hit in enumerate(hits, start=1):
+        path = " > ".join([hit.chunk.title, *hit.chunk.heading_path])
+        print(f"{rank}. {path}  (score {hit.score:.4f})")
+        where = hit.chunk.url or hit.chunk.doc_id
+        print(f"   {where}" + (f"  page {hit.chunk.page}" if hit.chunk.page else ""))
+        snippet = hit.as_dict(snippet_chars=300)["snippet"].replace("\n", " ")
+        print(textwrap.indent(textwrap.fill(snippet, width=100), "   "))
+    return 0
+
+
+def cmd_eval(args: argparse.Namespace, settings: Settings) -> int:
+    for path in (args.corpus, args.questions):
+        if path and not path.is_file():
+            raise UserError(f"{path}: no such file")
+    try:
+        questions = read_questions(args.questions)
+    except ValueError as exc:
+        raise UserError(str(exc)) from exc
+    with tempfile.TemporaryDirectory(prefix="navibot-eval-") as tmp:
+        store = args.store or Path(tmp) / "eval.sqlite3"
+        core = build_core(settings, store)
+        try:
+            if args.corpus:
+                summary = core.ingestor.ingest_paths([args.corpus])
+                print(f"ingest: {summary.line()}", file=sys.stderr)
+                for problem in summary.problems:
+                    print(f"skipped {problem}", file=sys.stderr)
+            if core.store.counts()["chunks"] == 0:
+                raise UserError("nothing to search: give --corpus, or --store with an ingested store")
+
+            def search(question: str, history: list[dict[str, str]]):  # type: ignore[no-untyped-def]
+                return core.retriever.search(question, k=max(args.depth, 10))
+
+            report = evaluate(questions, search, args.out)
+        finally:
+            core.close()
+    print(report.table())
+    print(f"wrote {len(questions)} lines to {args.out}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="navibot", description="Answers for benefits navigators, with quotes.")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log more detail to stderr")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    ingest = sub.add_parser("ingest", help="add or update documents (files or folders, recursive)")
+    ingest.add_argument("paths", nargs="*", help="Markdown, HTML, text, PDF or JSONL files, or folders")
+    ingest.add_argument("--tags", help="comma-separated program tags added to every document, e.g. snap,medicaid")
+    ingest.add_argument("--groups", help="comma-separated access groups for these documents (default: all)")
+    ingest.add_argument("--prune", action="store_true",
+                        help="delete stored documents under these paths whose files no longer exist")
+    ingest.add_argument("--demo", action="store_true", help="also ingest the bundled demo knowledge base")
+    ingest.add_argument("--store", type=Path, help="SQLite store file (default: from settings)")
+    ingest.set_defaults(func=cmd_ingest)
+
+    search = sub.add_parser("search", help="show the best-matching passages for a question")
+    search.add_argument("question", nargs="+")
+    search.add_argument("--k", type=int, default=5, help="how many passages (default 5)")
+    search.add_argument("--json", action="store_true", help="print JSON")
+    search.add_argument("--tags", help="only documents with any of these comma-separated tags")
+    search.add_argument("--groups", help="only documents visible to any of these comma-separated groups")
+    search.add_argument("--store", type=Path)
+    search.set_defaults(func=cmd_search)
+
+    ev = sub.add_parser("eval", help="measure retrieval on labelled questions (doc2dial format)")
+    ev.add_argument("--corpus", type=Path, help="JSONL corpus, ingested into a fresh store")
+    ev.add_argument("--questions", type=Path, required=True)
+    ev.add_argument("--out", type=Path, required=True, help="JSONL results, one line per question")
+    ev.add_argument("--store", type=Path, help="use this store (ingested into when --corpus is also given)")
+    ev.add_argument("--depth", type=int, default=60, help="chunks retrieved per question for the document ranking")
+    ev.set_defaults(func=cmd_eval)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING,
+                        format="%(levelname)s %(name)s: %(message)s")
+    try:
+        settings = Settings()
+        if getattr(args, "k", 1) < 1:
+            raise UserError("--k must be at least 1")
+        return int(args.func(args, settings))
+    except ValidationError as exc:
+        problems = "; ".join(f"NAVIBOT_{'_'.join(map(str, e['loc'])).upper()}: {e['msg']}" for e in exc.errors())
+        print(f"navibot: invalid setting: {problems}", file=sys.stderr)
+    except (UserError, EmbeddingMismatch) as exc:
+        print(f"navibot: {exc}", file=sys.stderr)
+    except RuntimeError as exc:  # store cannot be opened, model files missing: say it plainly
+        print(f"navibot: {exc}", file=sys.stderr)
+    except KeyboardInterrupt:
+        print("navibot: interrupted", file=sys.stderr)
+        return 130
+    return EXIT_USAGE
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

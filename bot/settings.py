@@ -1,0 +1,36 @@
+"""Settings from the environment (prefix NAVIBOT_) or a .env file, validated once at start-up."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import Field, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class Settings(BaseSettings):
+    """Everything an admin can tune without editing code. Secrets, when providers need them, are `SecretStr`
+    so that they never show up in logs or reprs."""
+
+    model_config = SettingsConfigDict(env_prefix="NAVIBOT_", env_file=".env", env_file_encoding="utf-8",
+                                      extra="ignore")
+
+    data_dir: Path = Field(default=Path.home() / ".navibot",
+                           description="Folder for the knowledge store and conversation data.")
+    store_file: Path = Field(default=Path("knowledge.sqlite3"),
+                             description="SQLite file of the knowledge store, relative to data_dir unless absolute.")
+    chunk_max_words: int = Field(default=450, ge=50, le=5000,
+                                 description="Largest section chunk, in words (a single paragraph may exceed it).")
+    top_k: int = Field(default=5, ge=1, le=50, description="Section chunks handed to the answerer.")
+    candidates: int = Field(default=50, ge=5, le=1000,
+                            description="Top-N taken from each of vector and lexical search before fusion.")
+
+    @field_validator("data_dir", mode="after")
+    @classmethod
+    def _expand(cls, value: Path) -> Path:
+        return value.expanduser()
+
+    @property
+    def store_path(self) -> Path:
+        path = self.store_file.expanduser()
+        return path if path.is_absolute() else self.data_dir / path

@@ -1,0 +1,1 @@
+"""Navibot's platform-neutral retrieval core: load, chunk, embed, store and retrieve benefits documents."""

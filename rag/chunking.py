@@ -1,0 +1,230 @@
+"""Structure-aware chunking: section chunks for the answerer, paragraph sub-chunks for verbatim citations.
+
+The document's blocks become a tree of sections (real headings, plus the lettered and numbered paragraphs of
+regulations such as "(b) Student exemptions."). A section whose whole subtree fits in `max_words` becomes one
+chunk; a bigger one is packed greedily from its own paragraphs and its child sections, so small siblings merge,
+nothing is ever cut inside a paragraph, and a list or table stays in the chunk of its lead-in sentence.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from rag.models import Block, Chunk, SourceDocument, SubChunk
+
+# "(a)", "(12)", "(iv)", "(A)" at the start of a regulation paragraph.
+_LABEL = re.compile(r"^\((?P<label>[a-z]{1,2}|\d{1,3}|[ivxl]{1,7}|[A-Z])\)\s*")
+_ROMAN = re.compile(r"^[ivxl]+$")
+
+
+@dataclass(slots=True)
+class _Section:
+    heading: str | None
+    level: int
+    path: list[str]
+    derived: bool = False  # heading made from a paragraph label: its text is already in the paragraph
+    content: list[Block] = field(default_factory=list)
+    children: list[_Section] = field(default_factory=list)
+
+    def words(self) -> int:
+        return sum(_words(b) for b in self.content) + sum(c.words() for c in self.children)
+
+
+def _words(block: Block) -> int:
+    return len(block.text.split())
+
+
+def _label_title(text: str, label: str) -> str:
+    """"(b) Student Exemptions. To be eligible..." → "(b) Student Exemptions"; long first sentences → "(b)"."""
+    rest = _LABEL.sub("", text, count=1)
+    head = re.split(r"(?<=[a-z\)])\.\s|—|\.$", rest, maxsplit=1)[0].strip()
+    if head and head != rest.strip() and len(head.split()) <= 8 and head[0].isupper():
+        return f"({label}) {head}"
+    return f"({label})"
+
+
+def _is_regulation(blocks: list[Block]) -> bool:
+    starts = [m.group("label") for b in blocks if b.kind == "paragraph" and (m := _LABEL.match(b.text))]
+    return "a" in starts and "b" in starts
+
+
+def _with_label_headings(blocks: list[Block]) -> list[tuple[Block, bool]]:
+    """Insert derived headings before lettered (a) and numbered (1) regulation paragraphs.
+
+    Roman numerals are ambiguous with letters ("(i)" after "(h)"), so a letter counts only when it continues
+    the current letter sequence. Deeper levels ((i), (A)) stay inside their paragraph's section.
+    """
+    if not _is_regulation(blocks):
+        return [(b, False) for b in blocks]
+    out: list[tuple[Block, bool]] = []
+    base = 1
+    last_letter = ""
+    numbered_since_letter = False  # "(h) … (1) … (i)": that (i) is a roman sub-item, not the next letter
+    for block in blocks:
+        if block.kind == "heading":
+            base, last_letter, numbered_since_letter = block.level, "", False
+            out.append((block, False))
+            continue
+        m = _LABEL.match(block.text) if block.kind == "paragraph" else None
+        if m:
+            label = m.group("label")
+            is_next_letter = len(label) == 1 and label.islower() and (
+                label == "a" or (bool(last_letter) and ord(label) == ord(last_letter) + 1))
+            if is_next_letter and _ROMAN.match(label) and numbered_since_letter:
+                is_next_letter = False
+            if is_next_letter:
+                last_letter, numbered_since_letter = label, False
+                out.append((Block("heading", _label_title(block.text, label), level=base + 1, page=block.page), True))
+            elif label.isdigit() and last_letter:
+                numbered_since_letter = True
+                out.append((Block("heading", _label_title(block.text, label), level=base + 2, page=block.page), True))
+        out.append((block, False))
+    return out
+
+
+def _build_tree(blocks: list[Block]) -> _Section:
+    root = _Section(heading=None, level=0, path=[])
+    stack = [root]
+    for block, derived in _with_label_headings(blocks):
+        if block.kind == "heading":
+            while len(stack) > 1 and stack[-1].level >= block.level:
+                stack.pop()
+            parent = stack[-1]
+            node = _Section(block.text, block.level, [*parent.path, block.text], derived=derived)
+            parent.children.append(node)
+            stack.append(node)
+        else:
+            stack[-1].content.append(block)
+    return root
+
+
+@dataclass(slots=True)
+class _Piece:
+    """A run of blocks that must stay together (a lead-in with its list or table), under one section."""
+
+    section: _Section
+    blocks: list[Block]
+    first_in_section: bool
+
+    def words(self) -> int:
+        return sum(_words(b) for b in self.blocks)
+
+
+def _pieces(section: _Section) -> list[_Piece]:
+    pieces: list[_Piece] = []
+    for block in section.content:
+        glue = (
+            pieces
+            and block.kind in ("list", "table")
+            and pieces[-1].blocks[-1].kind == "paragraph"
+            and pieces[-1].section is section
+        )
+        if glue:
+            pieces[-1].blocks.append(block)
+        else:
+            pieces.append(_Piece(section, [block], first_in_section=not pieces))
+    return pieces
+
+
+def _flatten(section: _Section) -> list[_Piece]:
+    out = _pieces(section)
+    for child in section.children:
+        out.extend(_flatten(child))
+    return out
+
+
+class Chunker:
+    """Splits documents into section chunks of at most about `max_words` words, with paragraph sub-chunks."""
+
+    def __init__(self, max_words: int = 450) -> None:
+        if max_words < 50:
+            raise ValueError("max_words must be at least 50")
+        self.max_words = max_words
+
+    def chunk(self, doc: SourceDocument) -> list[Chunk]:
+        root = _build_tree(doc.blocks)
+        groups: list[list[_Piece]] = []
+        self._pack(root, groups)
+        content_hash = doc.content_hash  # computed once: it serialises the whole document
+        return [self._make_chunk(doc, content_hash, i, group) for i, group in enumerate(g for g in groups if g)]
+
+    def _pack(self, section: _Section, groups: list[list[_Piece]]) -> None:
+        if section.words() <= self.max_words:
+            groups.append(_flatten(section))
+            return
+        current: list[_Piece] = []
+        size = 0
+
+        def flush() -> None:
+            nonlocal current, size
+            if current:
+                groups.append(current)
+            current, size = [], 0
+
+        for piece in _pieces(section):
+            if size and size + piece.words() > self.max_words:
+                flush()
+            current.append(piece)
+            size += piece.words()
+        for child in section.children:
+            words = child.words()
+            if words > self.max_words:
+                flush()
+                self._pack(child, groups)
+                continue
+            if size and size + words > self.max_words:
+                flush()
+            current.extend(_flatten(child))
+            size += words
+        flush()
+
+    def _make_chunk(self, doc: SourceDocument, content_hash: str, ordinal: int, pieces: list[_Piece]) -> Chunk:
+        chunk_id = f"{doc.doc_id}::{ordinal}"
+        paths = [p.section.path for p in pieces]
+        common = paths[0]
+        for path in paths[1:]:
+            n = 0
+            while n < min(len(common), len(path)) and common[n] == path[n]:
+                n += 1
+            common = common[:n]
+        subs: list[SubChunk] = []
+        text_parts: list[str] = []
+        shown: list[str] = list(common)
+        for piece in pieces:
+            path = piece.section.path
+            if path != shown:
+                # Name the sub-sections this text falls under, except labels the paragraph itself starts with.
+                new = [h for h in self._new_headings(shown, path, piece.section)]
+                if new:
+                    text_parts.append(" > ".join(new))
+                shown = path
+            for block in piece.blocks:
+                subs.append(SubChunk(sub_id=f"{chunk_id}.{len(subs)}", chunk_id=chunk_id, ordinal=len(subs),
+                                     kind=block.kind, text=block.text, heading_path=list(path), page=block.page))
+                text_parts.append(block.text)
+        return Chunk(
+            chunk_id=chunk_id,
+            doc_id=doc.doc_id,
+            ordinal=ordinal,
+            title=doc.title,
+            heading_path=list(common),
+            subchunks=subs,
+            text="\n\n".join(text_parts),
+            url=doc.url,
+            page=subs[0].page if subs else None,
+            updated=doc.updated,
+            content_hash=content_hash,
+            tags=list(doc.tags),
+            groups=list(doc.groups),
+        )
+
+    @staticmethod
+    def _new_headings(shown: list[str], path: list[str], section: _Section) -> list[str]:
+        n = 0
+        while n < min(len(shown), len(path)) and shown[n] == path[n]:
+            n += 1
+        new = path[n:]
+        if section.derived and new and new[-1] == section.heading:
+            new = new[:-1]
+        return new

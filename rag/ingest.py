@@ -1,0 +1,130 @@
+"""Ingestion: load files, skip unchanged documents, chunk and embed the rest, replace them atomically, prune.
+
+Re-running it on the same folder is cheap (unchanged content hashes are skipped) and keeps the store in sync.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tqdm import tqdm
+
+from rag.chunking import Chunker
+from rag.embedding import Embedder
+from rag.loaders import LoadError, iter_files, load_file
+from rag.models import SourceDocument
+from rag.store import ChunkVectors, KnowledgeStore
+
+
+@dataclass(slots=True)
+class IngestSummary:
+    added: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    removed: int = 0
+    failed: int = 0
+    chunks: int = 0
+    seconds: float = 0.0
+    problems: list[str] = field(default_factory=list)  # "path: reason", one per failure or skipped line
+
+    @property
+    def ingested(self) -> int:
+        """Documents now in the store from this run (new, changed or already up to date)."""
+        return self.added + self.updated + self.unchanged
+
+    def line(self) -> str:
+        return (f"{self.added} added, {self.updated} updated, {self.unchanged} unchanged, {self.removed} removed, "
+                f"{self.failed} failed; {self.chunks} chunks written in {self.seconds:.1f} s")
+
+
+class Ingestor:
+    def __init__(self, store: KnowledgeStore, embedder: Embedder, chunker: Chunker) -> None:
+        self.store = store
+        self.embedder = embedder
+        self.chunker = chunker
+
+    def ingest_documents(self, docs: Iterable[SourceDocument], summary: IngestSummary,
+                         known: dict[str, str] | None = None) -> None:
+        """Store documents whose content changed; count the unchanged ones."""
+        self.store.check_embedder(self.embedder.name, self.embedder.dim)
+        known = self.store.document_hashes() if known is None else known
+        for doc in docs:
+            digest = doc.content_hash
+            previous = known.get(doc.doc_id)
+            if previous == digest:
+                summary.unchanged += 1
+                continue
+            chunks = self.chunker.chunk(doc)
+            if not chunks:
+                summary.failed += 1
+                summary.problems.append(f"{doc.source_path or doc.doc_id}: no text to index")
+                continue
+            vectors = ChunkVectors(text=self.embedder.embed_documents([c.index_text for c in chunks]),
+                                   head=self.embedder.embed_documents([c.heading_text for c in chunks]))
+            self.store.replace_document(doc, chunks, vectors)
+            known[doc.doc_id] = digest
+            summary.chunks += len(chunks)
+            if previous is None:
+                summary.added += 1
+            else:
+                summary.updated += 1
+
+    def ingest_paths(self, roots: list[Path], tags: list[str] | None = None, groups: list[str] | None = None,
+                     prune: bool = False, progress: bool | None = None) -> IngestSummary:
+        """Ingest files and folders (recursively). Unreadable files are reported and skipped."""
+        started = time.perf_counter()
+        summary = IngestSummary()
+        files: list[tuple[Path, Path]] = []
+        for root in roots:
+            if not root.exists():
+                summary.failed += 1
+                summary.problems.append(f"{root}: no such file or folder")
+                continue
+            files.extend((path, root) for path in iter_files(root))
+        show = sys.stderr.isatty() if progress is None else progress
+        known = self.store.document_hashes() if files else {}
+        kept: set[str] = set()  # doc ids that still exist at their source (pruning spares them)
+        claimed: dict[str, str] = {}  # doc id → file, to catch two files that map to one id
+        for path, root in tqdm(files, desc="ingest", unit="file", disable=not show, leave=False):
+            try:
+                result = load_file(path, root)
+            except LoadError as exc:
+                summary.failed += 1
+                summary.problems.append(f"{path}: {exc}")
+                # The file still exists: whatever it contributed before must survive a prune.
+                kept.update(d.doc_id for d in self.store.documents() if d.source_path == str(path.resolve()))
+                continue
+            summary.problems.extend(f"{path}: {p}" for p in result.problems)
+            docs: list[SourceDocument] = []
+            for doc in result.documents:
+                if doc.doc_id in claimed and claimed[doc.doc_id] != str(path):
+                    summary.failed += 1
+                    summary.problems.append(f"{path}: doc_id {doc.doc_id!r} already used by {claimed[doc.doc_id]}")
+                    continue
+                claimed[doc.doc_id] = str(path)
+                if tags:
+                    doc.tags = sorted({*doc.tags, *tags})
+                if groups:
+                    doc.groups = list(groups)
+                docs.append(doc)
+                kept.add(doc.doc_id)
+            self.ingest_documents(docs, summary, known)
+        if prune:
+            summary.removed = self._prune(roots, kept)
+        summary.seconds = time.perf_counter() - started
+        return summary
+
+    def _prune(self, roots: list[Path], kept: set[str]) -> int:
+        """Delete documents that came from under these roots but whose source is gone."""
+        prefixes = [str(r.resolve()) for r in roots]
+        stale = []
+        for doc in self.store.documents():
+            if doc.doc_id in kept or not doc.source_path:
+                continue
+            if any(doc.source_path == p or doc.source_path.startswith(p.rstrip("/") + "/") for p in prefixes):
+                stale.append(doc.doc_id)
+        return self.store.delete_documents(stale) if stale else 0

@@ -1,0 +1,324 @@
+"""The embedded knowledge store: one SQLite file with documents, chunks, sub-chunks, an FTS5 index and vectors.
+
+Vectors are kept as float32 blobs in the chunks table and searched exactly with numpy from an in-memory matrix
+that is reloaded only when the file changed (our own writes, or another process's, seen via `data_version`).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from datetime import UTC, datetime
+from pathlib import Path
+
+import numpy as np
+
+from rag.models import Chunk, SourceDocument, SubChunk
+from rag.store import ChunkVectors, EmbeddingMismatch, Filters, LexicalUnit, StoredDocument, VectorField
+from rag.terms import question_terms
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS documents (
+    doc_id TEXT PRIMARY KEY,
+    title TEXT NOT NULL,
+    url TEXT,
+    source_path TEXT,
+    content_hash TEXT NOT NULL,
+    updated TEXT,
+    tags TEXT NOT NULL DEFAULT '[]',
+    groups TEXT NOT NULL DEFAULT '["all"]',
+    metadata TEXT NOT NULL DEFAULT '{}',
+    ingested_at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS chunks (
+    id INTEGER PRIMARY KEY,
+    chunk_id TEXT NOT NULL UNIQUE,
+    doc_id TEXT NOT NULL REFERENCES documents(doc_id) ON DELETE CASCADE,
+    ordinal INTEGER NOT NULL,
+    heading_path TEXT NOT NULL,
+    text TEXT NOT NULL,
+    page INTEGER,
+    embedding BLOB NOT NULL,       -- title + heading path + text
+    head_embedding BLOB NOT NULL   -- title + heading path alone: what the section is about
+);
+CREATE INDEX IF NOT EXISTS chunks_doc ON chunks(doc_id);
+CREATE TABLE IF NOT EXISTS subchunks (
+    id INTEGER PRIMARY KEY,
+    sub_id TEXT NOT NULL UNIQUE,
+    chunk_id TEXT NOT NULL REFERENCES chunks(chunk_id) ON DELETE CASCADE,
+    ordinal INTEGER NOT NULL,
+    kind TEXT NOT NULL,
+    text TEXT NOT NULL,
+    heading_path TEXT NOT NULL,
+    page INTEGER
+);
+CREATE INDEX IF NOT EXISTS subchunks_chunk ON subchunks(chunk_id);
+CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
+    head, body, tokenize = 'porter unicode61 remove_diacritics 2'
+);
+CREATE VIRTUAL TABLE IF NOT EXISTS subchunks_fts USING fts5(
+    head, body, tokenize = 'porter unicode61 remove_diacritics 2'
+);
+"""
+
+# A word in the title or heading path says far more about what a passage is about than one in its body
+# (measured on doc2dial first turns: weight 8 beat 1, 2 and 4; see benchmarks/RESULTS.md).
+_HEAD_WEIGHT, _BODY_WEIGHT = 8.0, 1.0
+
+
+def fts_query(text: str) -> str:
+    """An FTS5 OR-query of the question's topic words, each quoted so that no word is read as syntax."""
+    return " OR ".join(f'"{t}"' for t in question_terms(text)[:64])
+
+
+class SQLiteKnowledgeStore:
+    """KnowledgeStore on one SQLite file; safe to reopen and safe against a crash mid-ingest."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        if str(path) != ":memory:":
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self._db = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA foreign_keys=ON")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.executescript(_SCHEMA)
+        except sqlite3.DatabaseError as exc:
+            raise RuntimeError(f"cannot open the knowledge store {path}: {exc}") from exc
+        self._lock = threading.RLock()
+        self._matrices: dict[str, np.ndarray] = {}
+        self._matrix_ids: list[str] = []
+        self._matrix_meta: list[tuple[frozenset[str], frozenset[str]]] = []
+        self._mask_cache: dict[Filters, np.ndarray] = {}
+        self._loaded_version: tuple[int, int] | None = None
+        self._writes = 0
+
+    # -- writing -------------------------------------------------------------------------------------------
+
+    def check_embedder(self, name: str, dim: int) -> None:
+        with self._lock:
+            row = self._db.execute("SELECT value FROM meta WHERE key='embedder'").fetchone()
+            wanted = json.dumps({"name": name, "dim": dim})
+            if row is None:
+                self._db.execute("INSERT INTO meta(key, value) VALUES('embedder', ?)", (wanted,))
+                return
+            stored = json.loads(row[0])
+            if stored != {"name": name, "dim": dim}:
+                has_chunks = self._db.execute("SELECT 1 FROM chunks LIMIT 1").fetchone() is not None
+                if not has_chunks:  # an empty store can switch models freely
+                    self._db.execute("UPDATE meta SET value=? WHERE key='embedder'", (wanted,))
+                    return
+                raise EmbeddingMismatch(
+                    f"the knowledge store {self.path} was built with embedding model {stored['name']} "
+                    f"({stored['dim']} dims) but {name} ({dim} dims) is configured now; re-ingest the documents "
+                    f"into a new store (or delete {self.path}) after changing the embedding model")
+
+    def replace_document(self, doc: SourceDocument, chunks: list[Chunk], vectors: ChunkVectors) -> None:
+        if len(chunks) != len(vectors.text) or len(chunks) != len(vectors.head):
+            raise ValueError("one text vector and one heading vector per chunk are required")
+        now = datetime.now(UTC).isoformat(timespec="seconds")
+        text_vecs = np.asarray(vectors.text, dtype=np.float32)
+        head_vecs = np.asarray(vectors.head, dtype=np.float32)
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                self._delete(doc.doc_id)
+                self._db.execute(
+                    "INSERT INTO documents(doc_id, title, url, source_path, content_hash, updated, tags, groups,"
+                    " metadata, ingested_at) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                    (doc.doc_id, doc.title, doc.url, doc.source_path, doc.content_hash, doc.updated,
+                     json.dumps(doc.tags), json.dumps(doc.groups), json.dumps(doc.metadata, default=str), now),
+                )
+                for chunk, text_vec, head_vec in zip(chunks, text_vecs, head_vecs, strict=True):
+                    cur = self._db.execute(
+                        "INSERT INTO chunks(chunk_id, doc_id, ordinal, heading_path, text, page, embedding,"
+                        " head_embedding) VALUES (?,?,?,?,?,?,?,?)",
+                        (chunk.chunk_id, chunk.doc_id, chunk.ordinal, json.dumps(chunk.heading_path), chunk.text,
+                         chunk.page, text_vec.tobytes(), head_vec.tobytes()),
+                    )
+                    self._db.execute("INSERT INTO chunks_fts(rowid, head, body) VALUES (?,?,?)",
+                                     (cur.lastrowid, chunk.heading_text, chunk.text))
+                    for sub in chunk.subchunks:
+                        cur = self._db.execute(
+                            "INSERT INTO subchunks(sub_id, chunk_id, ordinal, kind, text, heading_path, page)"
+                            " VALUES (?,?,?,?,?,?,?)",
+                            (sub.sub_id, sub.chunk_id, sub.ordinal, sub.kind, sub.text, json.dumps(sub.heading_path),
+                             sub.page))
+                        self._db.execute("INSERT INTO subchunks_fts(rowid, head, body) VALUES (?,?,?)",
+                                         (cur.lastrowid, " > ".join([chunk.title, *sub.heading_path]), sub.text))
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._writes += 1
+
+    def _delete(self, doc_id: str) -> None:
+        self._db.execute(
+            "DELETE FROM chunks_fts WHERE rowid IN (SELECT id FROM chunks WHERE doc_id=?)", (doc_id,))
+        self._db.execute(
+            "DELETE FROM subchunks_fts WHERE rowid IN (SELECT s.id FROM subchunks s JOIN chunks c"
+            " ON c.chunk_id = s.chunk_id WHERE c.doc_id=?)", (doc_id,))
+        self._db.execute(
+            "DELETE FROM subchunks WHERE chunk_id IN (SELECT chunk_id FROM chunks WHERE doc_id=?)", (doc_id,))
+        self._db.execute("DELETE FROM chunks WHERE doc_id=?", (doc_id,))
+        self._db.execute("DELETE FROM documents WHERE doc_id=?", (doc_id,))
+
+    def delete_documents(self, doc_ids: list[str]) -> int:
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                removed = 0
+                for doc_id in doc_ids:
+                    exists = self._db.execute("SELECT 1 FROM documents WHERE doc_id=?", (doc_id,)).fetchone()
+                    if exists:
+                        self._delete(doc_id)
+                        removed += 1
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._writes += 1
+            return removed
+
+    # -- reading -------------------------------------------------------------------------------------------
+
+    def document_hashes(self) -> dict[str, str]:
+        with self._lock:
+            return dict(self._db.execute("SELECT doc_id, content_hash FROM documents").fetchall())
+
+    def documents(self) -> list[StoredDocument]:
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT d.doc_id, d.title, d.content_hash, d.source_path, COUNT(c.id) FROM documents d"
+                " LEFT JOIN chunks c ON c.doc_id = d.doc_id GROUP BY d.doc_id ORDER BY d.doc_id").fetchall()
+        return [StoredDocument(*row) for row in rows]
+
+    def counts(self) -> dict[str, int]:
+        with self._lock:
+            return {
+                "documents": self._db.execute("SELECT COUNT(*) FROM documents").fetchone()[0],
+                "chunks": self._db.execute("SELECT COUNT(*) FROM chunks").fetchone()[0],
+                "subchunks": self._db.execute("SELECT COUNT(*) FROM subchunks").fetchone()[0],
+            }
+
+    def _refresh_matrix(self) -> None:
+        version = (self._db.execute("PRAGMA data_version").fetchone()[0], self._writes)
+        if self._matrices and version == self._loaded_version:
+            return
+        rows = self._db.execute(
+            "SELECT c.chunk_id, c.embedding, c.head_embedding, d.tags, d.groups FROM chunks c"
+            " JOIN documents d ON d.doc_id = c.doc_id ORDER BY c.id").fetchall()
+        self._matrix_ids = [r[0] for r in rows]
+        self._matrix_meta = [(frozenset(t.lower() for t in json.loads(r[3])),
+                              frozenset(g.lower() for g in json.loads(r[4]))) for r in rows]
+        self._matrices = {
+            field: (np.frombuffer(b"".join(r[col] for r in rows), dtype=np.float32).reshape(len(rows), -1)
+                    if rows else np.zeros((0, 0), dtype=np.float32))
+            for field, col in (("text", 1), ("head", 2))
+        }
+        self._mask_cache.clear()
+        self._loaded_version = version
+
+    def _mask(self, filters: Filters) -> np.ndarray | None:
+        if not filters.tags and not filters.groups:
+            return None
+        mask = self._mask_cache.get(filters)
+        if mask is None:
+            mask = np.array([(not filters.tags or bool(filters.tags & tags)) and
+                             (not filters.groups or bool(filters.groups & groups))
+                             for tags, groups in self._matrix_meta], dtype=bool)
+            self._mask_cache[filters] = mask
+        return mask
+
+    def vector_search(self, vector: np.ndarray, limit: int, filters: Filters,
+                      field: VectorField = "text") -> list[tuple[str, float]]:
+        with self._lock:
+            self._refresh_matrix()
+            matrix = self._matrices[field]
+            if len(matrix) == 0:
+                return []
+            if matrix.shape[1] != len(vector):
+                raise EmbeddingMismatch(
+                    f"query vector has {len(vector)} dims but the store holds {matrix.shape[1]}-dim vectors; "
+                    "re-ingest with the configured embedding model")
+            scores = matrix @ np.asarray(vector, dtype=np.float32)
+            mask = self._mask(filters)
+            if mask is not None:
+                scores = np.where(mask, scores, -np.inf)
+            n = min(limit, len(scores))
+            top = np.argpartition(-scores, n - 1)[:n]
+            top = top[np.argsort(-scores[top], kind="stable")]
+            return [(self._matrix_ids[i], float(scores[i])) for i in top if np.isfinite(scores[i])]
+
+    def lexical_search(self, query: str, limit: int, filters: Filters,
+                       unit: LexicalUnit = "chunk") -> list[tuple[str, float]]:
+        match = fts_query(query)
+        if not match:
+            return []
+        if unit == "chunk":
+            sql = ("SELECT c.chunk_id, -bm25(chunks_fts, ?, ?), d.tags, d.groups FROM chunks_fts"
+                   " JOIN chunks c ON c.id = chunks_fts.rowid JOIN documents d ON d.doc_id = c.doc_id"
+                   " WHERE chunks_fts MATCH ? ORDER BY bm25(chunks_fts, ?, ?) LIMIT ?")
+        else:  # paragraphs score on their own, then stand for the chunk they belong to
+            sql = ("SELECT s.chunk_id, -bm25(subchunks_fts, ?, ?), d.tags, d.groups FROM subchunks_fts"
+                   " JOIN subchunks s ON s.id = subchunks_fts.rowid JOIN chunks c ON c.chunk_id = s.chunk_id"
+                   " JOIN documents d ON d.doc_id = c.doc_id"
+                   " WHERE subchunks_fts MATCH ? ORDER BY bm25(subchunks_fts, ?, ?) LIMIT ?")
+        filtered = bool(filters.tags or filters.groups)
+        fetch = limit * (8 if filtered else 1) * (4 if unit == "paragraph" else 1)
+        with self._lock:
+            try:
+                rows = self._db.execute(sql, (_HEAD_WEIGHT, _BODY_WEIGHT, match, _HEAD_WEIGHT, _BODY_WEIGHT,
+                                              fetch)).fetchall()
+            except sqlite3.OperationalError:
+                return []  # a query FTS5 cannot parse is treated as "no lexical match", never a crash
+        best: dict[str, float] = {}
+        for chunk_id, score, tags, groups in rows:
+            if chunk_id in best or (filtered and not filters.allows(json.loads(tags), json.loads(groups))):
+                continue
+            best[chunk_id] = float(score)
+            if len(best) == limit:
+                break
+        return list(best.items())
+
+    def get_chunks(self, chunk_ids: list[str]) -> list[Chunk]:
+        if not chunk_ids:
+            return []
+        marks = ",".join("?" * len(chunk_ids))
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT c.chunk_id, c.doc_id, c.ordinal, c.heading_path, c.text, c.page, d.title, d.url, d.updated,"
+                f" d.content_hash, d.tags, d.groups FROM chunks c JOIN documents d ON d.doc_id = c.doc_id"
+                f" WHERE c.chunk_id IN ({marks})", chunk_ids).fetchall()
+            subs = self._db.execute(
+                "SELECT sub_id, chunk_id, ordinal, kind, text, heading_path, page FROM subchunks"
+                f" WHERE chunk_id IN ({marks}) ORDER BY chunk_id, ordinal", chunk_ids).fetchall()
+        by_chunk: dict[str, list[SubChunk]] = {}
+        for sub_id, chunk_id, ordinal, kind, text, path, page in subs:
+            by_chunk.setdefault(chunk_id, []).append(
+                SubChunk(sub_id, chunk_id, ordinal, kind, text, json.loads(path), page))
+        chunks = {
+            r[0]: Chunk(chunk_id=r[0], doc_id=r[1], ordinal=r[2], heading_path=json.loads(r[3]), text=r[4], page=r[5],
+                        title=r[6], url=r[7], updated=r[8], content_hash=r[9], tags=json.loads(r[10]),
+                        groups=json.loads(r[11]), subchunks=by_chunk.get(r[0], []))
+            for r in rows
+        }
+        return [chunks[c] for c in chunk_ids if c in chunks]
+
+    def get_subchunks(self, sub_ids: list[str]) -> list[SubChunk]:
+        if not sub_ids:
+            return []
+        marks = ",".join("?" * len(sub_ids))
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT sub_id, chunk_id, ordinal, kind, text, heading_path, page FROM subchunks"
+                f" WHERE sub_id IN ({marks})", sub_ids).fetchall()
+        found = {r[0]: SubChunk(r[0], r[1], r[2], r[3], r[4], json.loads(r[5]), r[6]) for r in rows}
+        return [found[s] for s in sub_ids if s in found]
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()

@@ -1,0 +1,94 @@
+"""The knowledge store protocol: what ingestion and retrieval need, whatever database sits behind it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal, Protocol
+
+import numpy as np
+
+from rag.models import Chunk, SourceDocument, SubChunk
+
+
+VectorField = Literal["text", "head"]  # the whole section, or only its title and heading path
+LexicalUnit = Literal["chunk", "paragraph"]  # BM25 over section chunks, or over their paragraphs
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkVectors:
+    """Two vectors per chunk: of its full indexed text, and of its title + heading path alone."""
+
+    text: np.ndarray
+    head: np.ndarray
+
+
+@dataclass(frozen=True, slots=True)
+class StoredDocument:
+    doc_id: str
+    title: str
+    content_hash: str
+    source_path: str | None
+    chunk_count: int
+
+
+@dataclass(frozen=True, slots=True)
+class Filters:
+    """Restrict retrieval to documents with any of `tags` (none = all) that any of `groups` may see."""
+
+    tags: frozenset[str] = frozenset()
+    groups: frozenset[str] = frozenset()
+
+    @classmethod
+    def of(cls, tags: list[str] | None = None, groups: list[str] | None = None) -> Filters:
+        return cls(frozenset(t.lower() for t in tags or []), frozenset(g.lower() for g in groups or []))
+
+    def allows(self, tags: list[str], groups: list[str]) -> bool:
+        if self.tags and not self.tags.intersection(t.lower() for t in tags):
+            return False
+        if self.groups and not self.groups.intersection(g.lower() for g in groups):
+            return False
+        return True
+
+
+class EmbeddingMismatch(RuntimeError):
+    """The store was built with another embedding model than the one configured now."""
+
+
+class KnowledgeStore(Protocol):
+    """Documents, their section chunks (with vectors) and sub-chunks; vector and lexical search."""
+
+    def document_hashes(self) -> dict[str, str]:
+        """doc_id → content hash of every stored document (to skip unchanged ones on re-ingest)."""
+        ...
+
+    def documents(self) -> list[StoredDocument]: ...
+
+    def replace_document(self, doc: SourceDocument, chunks: list[Chunk], vectors: ChunkVectors) -> None:
+        """Insert or replace a document and all its chunks atomically (old chunks removed in the same step)."""
+        ...
+
+    def delete_documents(self, doc_ids: list[str]) -> int: ...
+
+    def check_embedder(self, name: str, dim: int) -> None:
+        """Record the model on first use; raise EmbeddingMismatch if the store was built with another."""
+        ...
+
+    def vector_search(self, vector: np.ndarray, limit: int, filters: Filters,
+                      field: VectorField = "text") -> list[tuple[str, float]]:
+        """(chunk_id, cosine similarity), best first."""
+        ...
+
+    def lexical_search(self, query: str, limit: int, filters: Filters,
+                       unit: LexicalUnit = "chunk") -> list[tuple[str, float]]:
+        """(chunk_id, BM25-based score, higher is better), best first; paragraph hits stand for their chunk."""
+        ...
+
+    def get_chunks(self, chunk_ids: list[str]) -> list[Chunk]:
+        """The chunks with their sub-chunks, in the order asked (unknown ids skipped)."""
+        ...
+
+    def get_subchunks(self, sub_ids: list[str]) -> list[SubChunk]: ...
+
+    def counts(self) -> dict[str, int]: ...
+
+    def close(self) -> None: ...
