@@ -16,7 +16,8 @@ from pydantic import ValidationError
 
 from bot.runtime import build_core
 from bot.settings import Settings
-from rag.evaluation import evaluate, read_questions
+from rag.evaluation import evaluate, ranked_doc_ids, read_questions
+from rag.models import SearchHit
 from rag.store import EmbeddingMismatch
 
 EXIT_USAGE = 2
@@ -99,8 +100,16 @@ def cmd_eval(args: argparse.Namespace, settings: Settings) -> int:
             if core.store.counts()["chunks"] == 0:
                 raise UserError("nothing to search: give --corpus, or --store with an ingested store")
 
-            def search(question: str, history: list[dict[str, str]]):  # type: ignore[no-untyped-def]
-                return core.retriever.search(question, k=max(args.depth, 10))
+            total = core.store.counts()["chunks"]
+
+            def search(question: str, history: list[dict[str, str]]) -> list[SearchHit]:
+                # Deepen until the ranking names at least 10 documents (or the store has no more chunks).
+                depth = max(args.depth, 10)
+                while True:
+                    hits = core.retriever.search(question, k=depth)
+                    if len(ranked_doc_ids(hits)) >= 10 or depth >= total:
+                        return hits
+                    depth *= 4
 
             report = evaluate(questions, search, args.out)
         finally:

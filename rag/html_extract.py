@@ -8,14 +8,21 @@ from dataclasses import dataclass
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
 from rag.models import Block
-from rag.text_blocks import join_lines
 
 # Elements that are never main content.
 _DROP_TAGS = ("script", "style", "noscript", "nav", "header", "footer", "aside", "form", "iframe", "svg",
               "template", "button", "select", "dialog")
 _DROP_ROLES = ("navigation", "banner", "contentinfo", "search", "complementary", "dialog", "alertdialog")
-_CHROME_WORDS = re.compile(r"cookie|consent|gdpr|breadcrumb|skip-link|sidebar|site-nav|menu|share|social|subscribe",
-                           re.IGNORECASE)
+# Class or id tokens of page chrome, matched as whole words of a token ("cookie-banner", "main-menu",
+# "share_links") so that content such as class="social-security-benefits" is never mistaken for chrome.
+_CHROME_WORDS = re.compile(
+    r"(?:^|[-_])(?:cookies?|consent|gdpr|breadcrumbs?|skip-link|sidebar|site-nav|navbar|menu|share|sharing"
+    r"|social-(?:share|links|media|icons)|subscribe|newsletter)(?:$|[-_])", re.IGNORECASE)
+_SPACE = re.compile(r"\s+")
+# Phrasing elements: their text runs on from the text around them without an added space ("<b>211</b>,").
+_INLINE = {"a", "abbr", "acronym", "b", "bdi", "bdo", "big", "cite", "code", "data", "del", "dfn", "em", "font",
+           "i", "ins", "kbd", "label", "mark", "nobr", "q", "s", "samp", "small", "span", "strike", "strong", "sub",
+           "sup", "time", "tt", "u", "var", "wbr"}
 _HEADINGS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
 _CONTAINERS = {"div", "section", "article", "main", "blockquote", "details", "figure", "body", "center", "span",
                "font", "summary", "figcaption", "dd", "dt", "dl"}
@@ -29,8 +36,29 @@ class HtmlPage:
     links: list[str]  # hrefs found in the main content, as written
 
 
+def _squash(text: str) -> str:
+    """HTML whitespace, line breaks included, is one space: a paragraph wrapped in the source is one line."""
+    return _SPACE.sub(" ", text).strip()
+
+
+def _raw_text(node: LexborNode) -> str:
+    """The text as written: inline markup adds no space (`<b>211</b>,` stays "211,"); <br> and blocks do."""
+    parts: list[str] = []
+    for child in node.iter(include_text=True):
+        if child.tag == "-text":
+            parts.append(child.text(deep=False) or "")
+        elif child.tag != "-comment":
+            parts.append(_piece_text(child))
+    return "".join(parts)
+
+
+def _piece_text(node: LexborNode) -> str:
+    text = _raw_text(node)
+    return text if node.tag in _INLINE else f" {text} "
+
+
 def _text(node: LexborNode) -> str:
-    return join_lines([node.text(separator=" ", strip=False)])
+    return _squash(_raw_text(node))
 
 
 def _is_chrome(node: LexborNode) -> bool:
@@ -39,8 +67,8 @@ def _is_chrome(node: LexborNode) -> bool:
         return True
     if attrs.get("aria-hidden") == "true" or "hidden" in attrs:
         return True
-    marker = f"{attrs.get('id') or ''} {attrs.get('class') or ''}"
-    return bool(marker.strip()) and bool(_CHROME_WORDS.search(marker))
+    tokens = f"{attrs.get('id') or ''} {attrs.get('class') or ''}".split()
+    return any(_CHROME_WORDS.search(token) for token in tokens)
 
 
 def _list_text(node: LexborNode) -> str:
@@ -66,7 +94,7 @@ def _walk(node: LexborNode, out: list[Block]) -> None:
     inline: list[str] = []  # loose text and inline elements directly inside a container
 
     def flush_inline() -> None:
-        text = join_lines(inline)
+        text = _squash("".join(inline))
         if text:
             out.append(Block("paragraph", text))
         inline.clear()
@@ -100,14 +128,14 @@ def _walk(node: LexborNode, out: list[Block]) -> None:
                 out.append(Block("table", text))
         elif tag in _CONTAINERS or tag == "li":
             if tag in ("span", "font"):
-                inline.append(child.text(separator=" ", strip=False))
+                inline.append(_piece_text(child))
             else:
                 flush_inline()
                 _walk(child, out)
         elif tag == "br":
             inline.append(" ")
         else:  # inline elements: a, strong, em, code, ...
-            inline.append(child.text(separator=" ", strip=False))
+            inline.append(_piece_text(child))
     flush_inline()
 
 

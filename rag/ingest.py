@@ -15,7 +15,7 @@ from tqdm import tqdm
 
 from rag.chunking import Chunker
 from rag.embedding import Embedder
-from rag.loaders import LoadError, iter_files, load_file
+from rag.loaders import JSONL, LoadError, iter_files, load_file
 from rag.models import SourceDocument
 from rag.store import ChunkVectors, KnowledgeStore
 
@@ -87,6 +87,11 @@ class Ingestor:
             files.extend((path, root) for path in iter_files(root))
         show = sys.stderr.isatty() if progress is None else progress
         known = self.store.document_hashes() if files else {}
+        # The same file ingested under another id before (named from another folder): replace, never duplicate.
+        ids_by_source: dict[str, set[str]] = {}
+        for stored in self.store.documents() if files else []:
+            if stored.source_path:
+                ids_by_source.setdefault(stored.source_path, set()).add(stored.doc_id)
         kept: set[str] = set()  # doc ids that still exist at their source (pruning spares them)
         claimed: dict[str, str] = {}  # doc id → file, to catch two files that map to one id
         for path, root in tqdm(files, desc="ingest", unit="file", disable=not show, leave=False):
@@ -113,6 +118,12 @@ class Ingestor:
                 docs.append(doc)
                 kept.add(doc.doc_id)
             self.ingest_documents(docs, summary, known)
+            if docs and path.suffix.lower() not in JSONL:
+                renamed = ids_by_source.get(str(path.resolve()), set()) - {d.doc_id for d in docs}
+                if renamed:
+                    self.store.delete_documents(sorted(renamed))
+                    for old_id in renamed:
+                        known.pop(old_id, None)
         if prune:
             summary.removed = self._prune(roots, kept)
         summary.seconds = time.perf_counter() - started

@@ -76,8 +76,8 @@ def _title_from(blocks: list[Block], fallback: str) -> tuple[str, list[Block]]:
 def _split_list(value: object) -> list[str]:
     if value is None:
         return []
-    if isinstance(value, str):
-        return [v.strip() for v in value.split(",") if v.strip()]
+    if isinstance(value, str):  # "snap, students" or "[snap, students]"
+        return [v.strip().strip("\"'") for v in value.strip().strip("[]").split(",") if v.strip().strip("\"'")]
     if isinstance(value, list):
         return [str(v).strip() for v in value if str(v).strip()]
     raise LoadError(f"expected a list or comma-separated text, got {type(value).__name__}")
@@ -116,7 +116,7 @@ def load_text(path: Path, doc_id: str) -> SourceDocument:
 def load_pdf(path: Path, doc_id: str) -> SourceDocument:
     """Text per page with page numbers kept; outline entries (bookmarks) are recognised as headings."""
     from pypdf import PdfReader
-    from pypdf.errors import PdfReadError
+    from pypdf.errors import PyPdfError
 
     try:
         reader = PdfReader(str(path))
@@ -125,7 +125,8 @@ def load_pdf(path: Path, doc_id: str) -> SourceDocument:
         for number, page in enumerate(reader.pages, start=1):
             blocks.extend(plain_text_blocks(page.extract_text() or "", page=number, known_headings=outline_titles))
         meta_title = (reader.metadata.title if reader.metadata else None) or ""
-    except (PdfReadError, ValueError, KeyError, TypeError, OSError) as exc:
+    except (PyPdfError, ValueError, KeyError, TypeError, AttributeError, IndexError, RecursionError, OSError) as exc:
+        # pypdf raises all sorts on damaged files (LimitReachedError, AttributeError...): all mean "unreadable".
         raise LoadError(f"unreadable PDF ({exc.__class__.__name__}: {exc})") from exc
     if not any(b.kind != "heading" for b in blocks):
         raise LoadError("PDF has no extractable text (scanned images need OCR first)")
@@ -188,7 +189,8 @@ def load_jsonl(path: Path) -> LoadResult:
     docs: list[SourceDocument] = []
     problems: list[str] = []
     seen: set[str] = set()
-    for number, line in enumerate(_read_text(path).splitlines(), start=1):
+    # Split on "\n" only: str.splitlines() also breaks on U+2028, U+0085 etc., which JSON strings may hold raw.
+    for number, line in enumerate(_read_text(path).split("\n"), start=1):
         if not line.strip():
             continue
         try:

@@ -40,7 +40,9 @@ class Filters:
 
     @classmethod
     def of(cls, tags: list[str] | None = None, groups: list[str] | None = None) -> Filters:
-        return cls(frozenset(t.lower() for t in tags or []), frozenset(g.lower() for g in groups or []))
+        """`groups` are the groups of whoever asks; everyone may also see documents of the group `all`."""
+        allowed = frozenset(g.lower() for g in groups or [])
+        return cls(frozenset(t.lower() for t in tags or []), allowed | {"all"} if allowed else allowed)
 
     def allows(self, tags: list[str], groups: list[str]) -> bool:
         if self.tags and not self.tags.intersection(t.lower() for t in tags):

@@ -96,7 +96,7 @@ def markdown_blocks(text: str) -> list[Block]:
         if heading:
             flush()
             last_heading_level = len(heading.group(1))
-            title = heading.group(2).strip()
+            title = _WS.sub(" ", heading.group(2)).strip()
             if title:
                 blocks.append(Block("heading", title, level=last_heading_level))
         elif not stripped:
@@ -117,8 +117,8 @@ def markdown_blocks(text: str) -> list[Block]:
             if rows:
                 flush()
             items.append(_WS.sub(" ", stripped))
-        elif _LIST_ITEM.match(line) and para and re.match(r"^\s*[-*+]\s", line):
-            flush()  # a bullet directly under a lead-in line starts a list
+        elif _LIST_ITEM.match(line) and para and (re.match(r"^\s*[-*+]\s", line) or para[-1].rstrip().endswith(":")):
+            flush()  # a bullet, or any item right after a lead-in ending with ":", starts a list
             items.append(_WS.sub(" ", stripped))
         elif items and (line.startswith(" ") or line.startswith("\t")):
             items[-1] = f"{items[-1]} {_WS.sub(' ', stripped)}"  # continuation of an item

@@ -1,0 +1,93 @@
+"""Shared fixtures: every test gets its own data directory, so no test touches ~/.navibot."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from bot.runtime import Core, build_core
+from bot.settings import Settings
+
+
+@pytest.fixture(autouse=True)
+def isolated_data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    data = tmp_path / "navibot-data"
+    monkeypatch.setenv("NAVIBOT_DATA_DIR", str(data))
+    monkeypatch.chdir(tmp_path)  # a developer's .env in the repo must not leak into tests
+    return data
+
+
+@pytest.fixture
+def core(tmp_path: Path) -> Core:
+    built = build_core(Settings(), tmp_path / "store.sqlite3")
+    yield built
+    built.close()
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def kb(tmp_path: Path) -> Path:
+    """A small knowledge base in Markdown, about distinct benefit topics."""
+    root = tmp_path / "kb"
+    write(root / "snap" / "students.md", """---
+title: SNAP for college students
+url: https://www.fns.usda.gov/snap/students
+tags: snap
+---
+
+# SNAP for college students
+
+## Who is a student
+
+A person enrolled at least half-time in college or university is a student for SNAP purposes.
+
+## Exemptions
+
+A student can still get SNAP if one of these applies:
+
+- works at least 20 hours a week for pay
+- takes part in federal or state work study
+- cares for a child under age 6
+""")
+    write(root / "wic.md", """---
+title: WIC basics
+url: https://www.fns.usda.gov/wic
+tags: wic
+---
+
+# WIC basics
+
+WIC serves pregnant women, new mothers, infants and children under five with healthy food and nutrition advice.
+
+## Income
+
+Household income at or below 185 percent of the poverty guidelines qualifies, and people on Medicaid qualify automatically.
+""")
+    write(root / "internal" / "fraud-procedures.md", """---
+title: Fraud referral procedures
+tags: snap
+groups: supervisors
+---
+
+# Fraud referral procedures
+
+Supervisors send suspected trafficking cases to the ZX-42 referral desk within ten days.
+""")
+    write(root / "liheap.md", """---
+title: LIHEAP energy help
+url: https://www.acf.hhs.gov/ocs/programs/liheap
+tags: liheap
+---
+
+# LIHEAP energy help
+
+The Low Income Home Energy Assistance Program helps households pay heating and cooling bills and can
+fix a shut-off notice in an energy crisis.
+""")
+    return root

@@ -1,0 +1,113 @@
+"""Evaluation metrics, checked against values computed by hand, and the `navibot eval` command end to end."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from bot.cli import main
+from rag.evaluation import contains_span, evaluate, ranked_doc_ids, reciprocal_rank
+from rag.models import Chunk, SearchHit, SubChunk
+from tests.conftest import write
+
+TEXTS = {
+    "A": "Apply online. You can apply for SSI by phone or in person.",
+    "B": "Students need an exemption. Work study counts.",
+    "C": "WIC serves infants and young children.",
+    "D": "LIHEAP pays heating bills.",
+}
+
+
+def _hit(doc: str, n: int = 0) -> SearchHit:
+    cid = f"{doc}::{n}"
+    sub = SubChunk(f"{cid}.0", cid, 0, "paragraph", TEXTS[doc], [])
+    return SearchHit(Chunk(cid, doc, n, f"Doc {doc}", [], [sub], text=TEXTS[doc]), score=1.0)
+
+
+# Rankings fixed per question, so every metric below can be worked out on paper.
+RANKED = {
+    "q1": ["A", "B", "C"],       # first turn, gold A at rank 1
+    "q2": ["B", "C", "D", "A"],  # first turn, gold A at rank 4
+    "q3": ["C", "A"],            # later turn, gold A at rank 2
+    "q4": ["D"],                 # later turn, gold B missing
+}
+QUESTIONS = [
+    {"qid": "q1", "question": "how to apply for ssi", "history": [], "gold_doc_id": "A",
+     "gold_answers": ["apply for SSI by  phone"]},
+    {"qid": "q2", "question": "ssi by phone?", "history": [], "gold_doc_id": "A", "gold_answers": ["by phone"]},
+    {"qid": "q3", "question": "and in person?", "history": [{"role": "user", "text": "ssi"}],
+     "gold_doc_id": "A", "gold_answers": ["in person"]},
+    {"qid": "q4", "question": "what about work study?", "history": [{"role": "user", "text": "students"}],
+     "gold_doc_id": "B", "gold_answers": ["Work study counts."]},
+]
+
+
+def test_metrics_match_hand_computed_values(tmp_path: Path) -> None:
+    seen_histories: list[int] = []
+
+    def search(question: str, history: list[dict[str, str]]) -> list[SearchHit]:
+        seen_histories.append(len(history))
+        qid = next(q["qid"] for q in QUESTIONS if q["question"] == question)
+        return [_hit(d) for d in RANKED[qid]]
+
+    report = evaluate(QUESTIONS, search, tmp_path / "out.jsonl")
+    first, later = report.first.means(), report.later.means()
+    # first turns: q1 (rank 1, span in top 3), q2 (rank 4, span not in top 3)
+    assert first == pytest.approx({"n": 2, "recall@1": 0.5, "recall@3": 0.5, "recall@5": 1.0,
+                                   "mrr@10": (1 + 1 / 4) / 2, "span_recall@3": 0.5})
+    # later turns: q3 (rank 2, span in A's text), q4 (gold never retrieved)
+    assert later == pytest.approx({"n": 2, "recall@1": 0.0, "recall@3": 0.5, "recall@5": 0.5,
+                                   "mrr@10": (1 / 2 + 0) / 2, "span_recall@3": 0.5})
+    assert seen_histories == [0, 0, 1, 1]
+    lines = [json.loads(x) for x in (tmp_path / "out.jsonl").read_text().splitlines()]
+    assert [x["qid"] for x in lines] == ["q1", "q2", "q3", "q4"]
+    assert lines[1]["ranked_doc_ids"] == ["B", "C", "D", "A"]
+    assert lines[1]["chunks"][0] == {"chunk_id": "B::0", "doc_id": "B", "text": TEXTS["B"]}
+
+
+def test_helpers() -> None:
+    assert reciprocal_rank(["x", "y", "z"], "z") == pytest.approx(1 / 3)
+    assert reciprocal_rank(["x"] * 10 + ["z"], "z") == 0.0  # beyond rank 10
+    assert contains_span(["A  long\ntext here"], ["long text"]) == 1.0  # whitespace-insensitive
+    assert contains_span(["short"], ["long text", ""]) == 0.0
+    assert ranked_doc_ids([_hit("A", 0), _hit("A", 1), _hit("B")]) == ["A", "B"]
+
+
+def test_eval_command_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    topics = ["heating bills and energy crisis help", "infant formula and nutrition for babies",
+              "college students and work study", "disability payments for adults", "tax credit for workers",
+              "unemployment insurance after a layoff", "health coverage for children", "renewing Medicaid each year",
+              "applying for food stamps online", "immigrant eligibility rules", "retirement benefits at 62",
+              "housing vouchers and rent"]
+    corpus = write(tmp_path / "corpus.jsonl", "".join(
+        json.dumps({"doc_id": f"d{i}", "title": t.title(), "text": f"{t.capitalize()}.\n\nThis page explains {t}.",
+                    "domain": "test"}) + "\n" for i, t in enumerate(topics)))
+    questions = write(tmp_path / "q.jsonl", "".join(json.dumps(q) + "\n" for q in [
+        {"qid": "1", "question": "who helps with heating bills?", "history": [], "gold_doc_id": "d0",
+         "gold_answers": ["heating bills"]},
+        {"qid": "2", "question": "nutrition for babies", "history": [], "gold_doc_id": "d1", "gold_answers": []},
+        {"qid": "3", "question": "and work study?", "history": [{"role": "user", "text": "students"}],
+         "gold_doc_id": "d2", "gold_answers": ["work study"]},
+    ]))
+    out = tmp_path / "r.jsonl"
+    assert main(["eval", "--corpus", str(corpus), "--questions", str(questions), "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "| first turns | 2 | 1.000 | 1.000 |" in printed
+    lines = [json.loads(x) for x in out.read_text().splitlines()]
+    assert len(lines) == 3
+    for line in lines:
+        assert len(line["ranked_doc_ids"]) >= 10 and len(set(line["ranked_doc_ids"])) == len(line["ranked_doc_ids"])
+        assert 1 <= len(line["chunks"]) <= 5
+        assert set(line["chunks"][0]) == {"chunk_id", "doc_id", "text"}
+    assert lines[0]["ranked_doc_ids"][0] == "d0"
+
+
+def test_eval_command_reports_bad_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = write(tmp_path / "q.jsonl", '{"qid": "1"}\n')
+    assert main(["eval", "--corpus", str(bad), "--questions", str(tmp_path / "missing.jsonl"),
+                 "--out", str(tmp_path / "o.jsonl")]) == 2
+    assert "missing.jsonl: no such file" in capsys.readouterr().err
+    assert main(["eval", "--corpus", str(bad), "--questions", str(bad), "--out", str(tmp_path / "o.jsonl")]) == 2
+    assert "needs at least 'qid' and 'question'" in capsys.readouterr().err

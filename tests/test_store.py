@@ -1,0 +1,128 @@
+"""The embedded SQLite store: atomic replacement, reopening, model identity, search and filters."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from rag.chunking import Chunker
+from rag.embedding import WordLlamaEmbedder
+from rag.models import Block, SourceDocument
+from rag.sqlite_store import SQLiteKnowledgeStore, fts_query
+from rag.store import ChunkVectors, EmbeddingMismatch, Filters
+
+
+def _doc(doc_id: str, text: str, tags: list[str] | None = None, groups: list[str] | None = None) -> SourceDocument:
+    return SourceDocument(doc_id=doc_id, title=f"Title of {doc_id}", blocks=[Block("paragraph", text)],
+                          tags=tags or [], groups=groups or ["all"])
+
+
+def _store_doc(store: SQLiteKnowledgeStore, doc: SourceDocument, embedder: WordLlamaEmbedder) -> None:
+    chunks = Chunker().chunk(doc)
+    vectors = ChunkVectors(embedder.embed_documents([c.index_text for c in chunks]),
+                           embedder.embed_documents([c.heading_text for c in chunks]))
+    store.replace_document(doc, chunks, vectors)
+
+
+@pytest.fixture
+def embedder() -> WordLlamaEmbedder:
+    return WordLlamaEmbedder()
+
+
+def test_reopen_keeps_documents_and_searches(tmp_path: Path, embedder: WordLlamaEmbedder) -> None:
+    path = tmp_path / "k.sqlite3"
+    store = SQLiteKnowledgeStore(path)
+    _store_doc(store, _doc("a", "Heating assistance pays winter energy bills."), embedder)
+    store.close()
+    again = SQLiteKnowledgeStore(path)
+    assert again.counts() == {"documents": 1, "chunks": 1, "subchunks": 1}
+    hits = again.lexical_search("energy bills", 5, Filters())
+    assert [cid for cid, _ in hits] == ["a::0"]
+    assert again.vector_search(embedder.embed_query("energy bills"), 5, Filters())[0][0] == "a::0"
+    again.close()
+
+
+def test_replace_is_atomic_when_a_write_fails(tmp_path: Path, embedder: WordLlamaEmbedder) -> None:
+    store = SQLiteKnowledgeStore(tmp_path / "k.sqlite3")
+    _store_doc(store, _doc("a", "Original text about SNAP students."), embedder)
+    new = _doc("a", "Changed text about SNAP students.")
+    chunks = Chunker().chunk(new)
+    chunks = [chunks[0], chunks[0]]  # the same chunk id twice: the second insert violates UNIQUE
+    vectors = ChunkVectors(embedder.embed_documents(["x", "y"]), embedder.embed_documents(["x", "y"]))
+    with pytest.raises(sqlite3.IntegrityError):
+        store.replace_document(new, chunks, vectors)
+    # The failed replacement left the old version whole: no half-written document.
+    assert store.get_chunks(["a::0"])[0].text == "Original text about SNAP students."
+    assert store.counts() == {"documents": 1, "chunks": 1, "subchunks": 1}
+
+
+def test_replace_removes_old_chunks(tmp_path: Path, embedder: WordLlamaEmbedder) -> None:
+    store = SQLiteKnowledgeStore(tmp_path / "k.sqlite3")
+    long = SourceDocument(doc_id="d", title="T", blocks=[Block("paragraph", "word " * 400)] * 3)
+    _store_doc(store, long, embedder)
+    assert store.counts()["chunks"] == 3
+    _store_doc(store, _doc("d", "Now a single short paragraph."), embedder)
+    assert store.counts() == {"documents": 1, "chunks": 1, "subchunks": 1}
+    assert store.lexical_search("word", 10, Filters()) == []
+
+
+def test_embedding_model_is_remembered(tmp_path: Path, embedder: WordLlamaEmbedder) -> None:
+    store = SQLiteKnowledgeStore(tmp_path / "k.sqlite3")
+    store.check_embedder("model-a", 256)
+    _store_doc(store, _doc("a", "Some text."), embedder)
+    store.check_embedder("model-a", 256)  # same model: fine
+    with pytest.raises(EmbeddingMismatch, match="re-ingest"):
+        store.check_embedder("model-b", 768)
+    with pytest.raises(EmbeddingMismatch):
+        store.vector_search(np.ones(768, dtype=np.float32), 3, Filters())
+
+
+def test_filters_on_both_searches(tmp_path: Path, embedder: WordLlamaEmbedder) -> None:
+    store = SQLiteKnowledgeStore(tmp_path / "k.sqlite3")
+    _store_doc(store, _doc("snap", "Benefits rules for food help.", tags=["snap"]), embedder)
+    _store_doc(store, _doc("wic", "Benefits rules for infants.", tags=["wic"]), embedder)
+    _store_doc(store, _doc("secret", "Benefits rules for supervisors.", tags=["snap"], groups=["supervisors"]),
+               embedder)
+    vec = embedder.embed_query("benefits rules")
+
+    def ids(filters: Filters) -> set[str]:
+        lexical = {c.split("::")[0] for c, _ in store.lexical_search("benefits rules", 10, filters)}
+        vector = {c.split("::")[0] for c, _ in store.vector_search(vec, 10, filters)}
+        assert lexical == vector
+        return lexical
+
+    assert ids(Filters()) == {"snap", "wic", "secret"}
+    assert ids(Filters.of(tags=["snap"])) == {"snap", "secret"}
+    assert ids(Filters.of(groups=["navigators"])) == {"snap", "wic"}  # only documents for `all`
+    assert ids(Filters.of(groups=["supervisors"])) == {"snap", "wic", "secret"}
+    assert ids(Filters.of(tags=["wic"], groups=["supervisors"])) == {"wic"}
+
+
+def test_paragraph_search_returns_each_chunk_once(tmp_path: Path, embedder: WordLlamaEmbedder) -> None:
+    store = SQLiteKnowledgeStore(tmp_path / "k.sqlite3")
+    doc = SourceDocument(doc_id="d", title="T", blocks=[Block("paragraph", "energy help one"),
+                                                         Block("paragraph", "energy help two")])
+    _store_doc(store, doc, embedder)
+    assert [c for c, _ in store.lexical_search("energy", 10, Filters(), unit="paragraph")] == ["d::0"]
+
+
+@pytest.mark.parametrize("question", ['"', "AND OR NOT", "NEAR(", "a*b:c^", "()", "   ", "é ü ß"])
+def test_odd_questions_never_break_lexical_search(tmp_path: Path, question: str) -> None:
+    store = SQLiteKnowledgeStore(tmp_path / "k.sqlite3")
+    assert store.lexical_search(question, 5, Filters()) == []
+
+
+def test_fts_query_quotes_topic_words_and_drops_filler() -> None:
+    assert fts_query("Hi, I need help: can college students get SNAP?") == '"college" OR "students" OR "snap"'
+    assert fts_query("hello") == '"hello"'  # filler only: keep it rather than search for nothing
+    assert fts_query("the and of") == ""
+
+
+def test_unreadable_store_file_gives_clear_error(tmp_path: Path) -> None:
+    bad = tmp_path / "broken.sqlite3"
+    bad.write_bytes(b"this is not a database" * 100)
+    with pytest.raises(RuntimeError, match="cannot open the knowledge store"):
+        SQLiteKnowledgeStore(bad)
