@@ -258,21 +258,24 @@ class SQLiteKnowledgeStore:
         match = fts_query(query)
         if not match:
             return []
+        # Rank inside the FTS index first and join only the few rows kept: joining every match before sorting
+        # cost 2-3x more on a 10,000-chunk store (benchmarks/RESULTS.md).
         if unit == "chunk":
-            sql = ("SELECT c.chunk_id, -bm25(chunks_fts, ?, ?), d.tags, d.groups FROM chunks_fts"
-                   " JOIN chunks c ON c.id = chunks_fts.rowid JOIN documents d ON d.doc_id = c.doc_id"
-                   " WHERE chunks_fts MATCH ? ORDER BY bm25(chunks_fts, ?, ?) LIMIT ?")
+            sql = ("WITH top AS (SELECT rowid AS id, bm25(chunks_fts, ?, ?) AS r FROM chunks_fts"
+                   " WHERE chunks_fts MATCH ? ORDER BY r LIMIT ?)"
+                   " SELECT c.chunk_id, -top.r, d.tags, d.groups FROM top JOIN chunks c ON c.id = top.id"
+                   " JOIN documents d ON d.doc_id = c.doc_id ORDER BY top.r")
         else:  # paragraphs score on their own, then stand for the chunk they belong to
-            sql = ("SELECT s.chunk_id, -bm25(subchunks_fts, ?, ?), d.tags, d.groups FROM subchunks_fts"
-                   " JOIN subchunks s ON s.id = subchunks_fts.rowid JOIN chunks c ON c.chunk_id = s.chunk_id"
-                   " JOIN documents d ON d.doc_id = c.doc_id"
-                   " WHERE subchunks_fts MATCH ? ORDER BY bm25(subchunks_fts, ?, ?) LIMIT ?")
+            sql = ("WITH top AS (SELECT rowid AS id, bm25(subchunks_fts, ?, ?) AS r FROM subchunks_fts"
+                   " WHERE subchunks_fts MATCH ? ORDER BY r LIMIT ?)"
+                   " SELECT s.chunk_id, -top.r, d.tags, d.groups FROM top JOIN subchunks s ON s.id = top.id"
+                   " JOIN chunks c ON c.chunk_id = s.chunk_id JOIN documents d ON d.doc_id = c.doc_id"
+                   " ORDER BY top.r")
         filtered = bool(filters.tags or filters.groups)
-        fetch = limit * (8 if filtered else 1) * (4 if unit == "paragraph" else 1)
+        fetch = limit * (8 if filtered else 1) * (2 if unit == "paragraph" else 1)
         with self._lock:
             try:
-                rows = self._db.execute(sql, (_HEAD_WEIGHT, _BODY_WEIGHT, match, _HEAD_WEIGHT, _BODY_WEIGHT,
-                                              fetch)).fetchall()
+                rows = self._db.execute(sql, (_HEAD_WEIGHT, _BODY_WEIGHT, match, fetch)).fetchall()
             except sqlite3.OperationalError:
                 return []  # a query FTS5 cannot parse is treated as "no lexical match", never a crash
         best: dict[str, float] = {}

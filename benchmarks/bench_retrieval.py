@@ -1,0 +1,417 @@
+"""Ingestion and retrieval speed of the embedded default core (SQLite store + WordLlama + Chunker + Retriever).
+
+    python benchmarks/bench_retrieval.py            # full run, a few minutes at most; updates benchmarks/RESULTS.md
+    python benchmarks/bench_retrieval.py --quick    # smoke check (1 ingestion run, 2,000 chunks, 50 queries)
+
+What is measured (all with `time.perf_counter`; the core is built by `bot.runtime.build_core(Settings(), path)`
+with a temporary store path, so nothing outside a temp folder is touched):
+
+1. Ingestion of the real 7 CFR 273 regulation (~133k words) into a fresh store: `Ingestor.ingest_paths`, i.e.
+   loading, chunking, embedding and writing. Median of 3 runs, each into a new store. The embedding model is
+   loaded once before timing (it is shared by every embedder instance and loaded once per process).
+2. Retrieval latency (`Retriever.search(q, k=5)`) on a store grown from the regulation plus synthetic "state
+   manuals" made from its own blocks (sections shuffled, a few words varied, so each copy has its own content
+   hash) until it first holds >= 1,000 chunks and then >= 10,000 chunks. 5 warm-up queries, then 200 timed ones
+   (20 navigator questions, each 10 times). The first query after ingestion, which reloads the vector matrix
+   from SQLite, is reported separately.
+3. On the large store, each stage the retriever runs, called directly on the store and embedder.
+
+By default a --quick run only prints its results (it does not replace the full run's section in RESULTS.md);
+pass --write to store them anyway.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import os
+import platform
+import random
+import sqlite3
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+if str(REPO_ROOT) not in sys.path:
+    sys.path.insert(0, str(REPO_ROOT))  # measure this checkout, whatever the venv's editable install points at
+
+import numpy as np  # noqa: E402
+
+from bot.runtime import Core, build_core  # noqa: E402
+from bot.settings import Settings  # noqa: E402
+from rag.ingest import IngestSummary  # noqa: E402
+from rag.loaders import load_file  # noqa: E402
+from rag.models import Block, SourceDocument  # noqa: E402
+from rag.store import Filters  # noqa: E402
+
+CORPUS_FILE = Path(__file__).resolve().parents[2] / "shared/corpus/snap/7-cfr-273.md"
+RESULTS_FILE = Path(__file__).resolve().parent / "RESULTS.md"
+START, END = "<!-- bench_retrieval:start -->", "<!-- bench_retrieval:end -->"
+RESULTS_HEADER = ("# Benchmark results\n\n"
+                  "Measured on this project's 2-core CI-class machine; medians unless stated.\n")
+
+INGEST_TARGET_S = 30.0
+MEDIAN_TARGET_MS = 20.0
+P95_TARGET_MS = 50.0
+SMALL_STORE_CHUNKS = 1_000
+WARMUP_QUERIES = 5
+K = 5
+
+# What benefits navigators ask; each is repeated so that 200 queries are timed.
+QUERIES = [
+    "can college students get SNAP",
+    "work requirements for able-bodied adults",
+    "how is self-employment income counted",
+    "what resources are excluded",
+    "expedited service within 7 days",
+    "who must be included in the household",
+    "is a car counted as a resource",
+    "shelter deduction and utility allowance",
+    "how long is the certification period",
+    "can a non-citizen with a green card qualify",
+    "what happens if someone quits a job voluntarily",
+    "time limit for ABAWDs 3 months in 36",
+    "medical expenses deduction for elderly or disabled members",
+    "when does the state agency have to send a notice of adverse action",
+    "how do I request a fair hearing",
+    "intentional program violation disqualification periods",
+    "does child support paid count as a deduction",
+    "verification documents required at application",
+    "boarders and roomers in the household",
+    "recertification interview and deadlines",
+]
+
+# Per-copy wording changes for the synthetic manuals: (old, new) with {state} filled in per copy.
+VARIATIONS = [
+    ("State agency", "{state} agency"),
+    ("State agencies", "{state} offices"),
+    ("household", "family"),
+    ("shall", "must"),
+    ("eligibility worker", "{state} caseworker"),
+    ("the individual", "the applicant"),
+    ("within", "no later than"),
+]
+STATES = ["Alabama", "Alaska", "Arizona", "Arkansas", "California", "Colorado", "Connecticut", "Delaware",
+          "Florida", "Georgia", "Hawaii", "Idaho", "Illinois", "Indiana", "Iowa", "Kansas", "Kentucky", "Louisiana",
+          "Maine", "Maryland", "Massachusetts", "Michigan", "Minnesota", "Mississippi", "Missouri", "Montana"]
+
+
+# -- statistics ------------------------------------------------------------------------------------------------
+
+def p95(values: Sequence[float]) -> float:
+    ordered = sorted(values)
+    return ordered[int(0.95 * (len(ordered) - 1))]
+
+
+def timed(fn: Callable[[], object]) -> tuple[float, object]:
+    started = time.perf_counter()
+    result = fn()
+    return time.perf_counter() - started, result
+
+
+# -- synthetic documents ---------------------------------------------------------------------------------------
+
+def _segments(blocks: list[Block], level: int) -> tuple[list[Block], list[list[Block]]]:
+    """Blocks before the first heading of `level`, and the runs that each start at such a heading."""
+    prefix: list[Block] = []
+    runs: list[list[Block]] = []
+    for block in blocks:
+        if block.kind == "heading" and block.level == level:
+            runs.append([block])
+        elif runs:
+            runs[-1].append(block)
+        else:
+            prefix.append(block)
+    return prefix, runs
+
+
+def _shuffled(blocks: list[Block], rng: random.Random, level: int, deepest: int) -> list[Block]:
+    """Shuffle the sections at `level` and, inside each, those one level down (headings stay with their text)."""
+    if level > deepest:
+        return list(blocks)
+    prefix, runs = _segments(blocks, level)
+    if not runs:
+        return _shuffled(blocks, rng, level + 1, deepest)
+    rng.shuffle(runs)
+    out = list(prefix)
+    for run in runs:
+        out.append(run[0])
+        out.extend(_shuffled(run[1:], rng, level + 1, deepest))
+    return out
+
+
+def _varied(text: str, rng: random.Random, state: str) -> str:
+    old, new = rng.choice(VARIATIONS)
+    return text.replace(old, new.format(state=state), 1) if old in text else f"{text} ({state})"
+
+
+def synthetic_manual(base: SourceDocument, i: int) -> SourceDocument:
+    """A realistic extra document: the regulation's own blocks, sections reordered, a few words changed."""
+    rng = random.Random(1000 + i)
+    state = STATES[i % len(STATES)]
+    top = min((b.level for b in base.blocks if b.kind == "heading"), default=1)
+    blocks = _shuffled(base.blocks, rng, top, top + 1)  # subparts, then the § sections inside each
+    paragraphs = [n for n, b in enumerate(blocks) if b.kind == "paragraph"]
+    for n in rng.sample(paragraphs, k=min(12, len(paragraphs))):
+        b = blocks[n]
+        blocks[n] = Block(b.kind, _varied(b.text, rng, state), b.level, b.page)
+    return SourceDocument(doc_id=f"synthetic/state-manual-{i:03d}", title=f"State manual {i}", blocks=blocks,
+                          url=f"https://example.org/{state.lower()}/manual-{i}", tags=["snap", "synthetic"],
+                          updated=base.updated)
+
+
+# -- measurements ----------------------------------------------------------------------------------------------
+
+@dataclass(slots=True)
+class IngestResult:
+    runs_s: list[float]
+    chunks: int
+    words: int
+
+    @property
+    def median_s(self) -> float:
+        return statistics.median(self.runs_s)
+
+
+@dataclass(slots=True)
+class LatencyResult:
+    chunks: int
+    documents: int
+    first_query_ms: float  # first search after ingestion: reloads the vector matrices from SQLite
+    times_ms: list[float]
+    by_query_ms: dict[str, list[float]]
+
+    @property
+    def median_ms(self) -> float:
+        return statistics.median(self.times_ms)
+
+    @property
+    def p95_ms(self) -> float:
+        return p95(self.times_ms)
+
+    def slowest(self, n: int = 3) -> list[tuple[str, float]]:
+        medians = {q: statistics.median(ts) for q, ts in self.by_query_ms.items()}
+        return sorted(medians.items(), key=lambda kv: -kv[1])[:n]
+
+
+@dataclass(slots=True)
+class StageResult:
+    times_ms: dict[str, list[float]] = field(default_factory=dict)
+
+
+def load_base_document() -> SourceDocument:
+    if not CORPUS_FILE.is_file():
+        sys.exit(f"error: benchmark corpus not found at {CORPUS_FILE}\n"
+                 "       (expected the shared corpus next to the repository: ../shared/corpus/snap/7-cfr-273.md)")
+    result = load_file(CORPUS_FILE, CORPUS_FILE)
+    if len(result.documents) != 1:
+        sys.exit(f"error: expected one document in {CORPUS_FILE}, got {len(result.documents)}")
+    return result.documents[0]
+
+
+def bench_ingestion(runs: int, words: int) -> IngestResult:
+    times: list[float] = []
+    chunks = 0
+    for _ in range(runs):
+        with tempfile.TemporaryDirectory(prefix="navibot-bench-") as tmp:
+            core = build_core(Settings(), Path(tmp) / "knowledge.sqlite3")
+            try:
+                core.embedder.warm_up()  # model load is per process, not per ingestion
+                gc.collect()
+                seconds, summary = timed(lambda: core.ingestor.ingest_paths([CORPUS_FILE], progress=False))
+            finally:
+                core.close()
+        if summary.failed or not summary.chunks:
+            sys.exit(f"error: ingestion failed: {summary.line()} {summary.problems[:3]}")
+        times.append(seconds)
+        chunks = summary.chunks
+    return IngestResult(times, chunks, words)
+
+
+def bench_queries(core: Core, queries: list[str], n: int) -> LatencyResult:
+    counts = core.store.counts()
+    first_s, hits = timed(lambda: core.retriever.search(queries[0], k=K))  # matrix reload happens here
+    if not hits:
+        sys.exit(f"error: no hits for {queries[0]!r}: the store or retriever is broken")
+    for q in queries[1:WARMUP_QUERIES]:
+        core.retriever.search(q, k=K)
+    times: list[float] = []
+    by_query: dict[str, list[float]] = {}
+    gc.collect()
+    for i in range(n):
+        q = queries[i % len(queries)]
+        seconds, _ = timed(lambda q=q: core.retriever.search(q, k=K))
+        times.append(seconds * 1000)
+        by_query.setdefault(q, []).append(seconds * 1000)
+    return LatencyResult(counts["chunks"], counts["documents"], first_s * 1000, times, by_query)
+
+
+STAGES = ["query embedding", "vector search (text)", "vector search (head)", "lexical search (chunk)",
+          "lexical search (paragraph)", "get_chunks"]
+
+
+def bench_stages(core: Core, queries: list[str], n: int) -> StageResult:
+    """The retriever's steps one by one, with the same arguments it uses."""
+    store, embedder = core.store, core.embedder
+    filters, limit = Filters(), max(core.retriever.candidates, K)
+    top_ids = {q: [h.chunk.chunk_id for h in core.retriever.search(q, k=K)] for q in queries}
+    result = StageResult({s: [] for s in STAGES})
+    gc.collect()
+    for i in range(n):
+        q = queries[i % len(queries)]
+        seconds, vector = timed(lambda q=q: embedder.embed_query(q))
+        steps = [
+            ("query embedding", seconds),
+            ("vector search (text)", timed(lambda: store.vector_search(vector, limit, filters, field="text"))[0]),
+            ("vector search (head)", timed(lambda: store.vector_search(vector, limit, filters, field="head"))[0]),
+            ("lexical search (chunk)", timed(lambda q=q: store.lexical_search(q, limit, filters, unit="chunk"))[0]),
+            ("lexical search (paragraph)",
+             timed(lambda q=q: store.lexical_search(q, limit, filters, unit="paragraph"))[0]),
+            ("get_chunks", timed(lambda q=q: store.get_chunks(top_ids[q]))[0]),
+        ]
+        for name, s in steps:
+            result.times_ms[name].append(s * 1000)
+    return result
+
+
+def build_and_query(base: SourceDocument, target_chunks: int, n_queries: int,
+                    ) -> tuple[LatencyResult, LatencyResult, StageResult, float]:
+    """Grow one store to >= SMALL_STORE_CHUNKS (query it) and then to >= target_chunks (query and profile it)."""
+    with tempfile.TemporaryDirectory(prefix="navibot-bench-") as tmp:
+        core = build_core(Settings(), Path(tmp) / "knowledge.sqlite3")
+        try:
+            core.embedder.warm_up()
+            summary = IngestSummary()
+            known: dict[str, str] = {}
+            started = time.perf_counter()
+            core.ingestor.ingest_documents([base], summary, known)
+            small: LatencyResult | None = None
+            copy = 0
+            while summary.chunks < target_chunks:
+                if small is None and summary.chunks >= SMALL_STORE_CHUNKS:
+                    paused = time.perf_counter()
+                    small = bench_queries(core, QUERIES, n_queries)
+                    started += time.perf_counter() - paused  # keep the build time free of query time
+                copy += 1
+                core.ingestor.ingest_documents([synthetic_manual(base, copy)], summary, known)
+                if summary.failed:
+                    sys.exit(f"error: synthetic ingestion failed: {summary.problems[:3]}")
+            build_s = time.perf_counter() - started
+            if small is None:  # target below the small size: measure once
+                small = bench_queries(core, QUERIES, n_queries)
+            large = bench_queries(core, QUERIES, n_queries)
+            stages = bench_stages(core, QUERIES, n_queries)
+        finally:
+            core.close()
+    return small, large, stages, build_s
+
+
+# -- report ----------------------------------------------------------------------------------------------------
+
+def verdict(value: float, target: float) -> str:
+    return "PASS" if value < target else "FAIL"
+
+
+def render(args: argparse.Namespace, ingest: IngestResult, small: LatencyResult, large: LatencyResult,
+           stages: StageResult, build_s: float, n_queries: int, total_s: float) -> str:
+    command = "python benchmarks/bench_retrieval.py" + (" " + " ".join(sys.argv[1:]) if sys.argv[1:] else "")
+    now = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    rows: list[tuple[str, str, str, str]] = []
+    runs = len(ingest.runs_s)
+    runs_note = f"median of {runs} runs" if runs > 1 else "1 run"
+    rows.append((f"Ingest 7 CFR 273 into a fresh store, wall s ({runs_note})", f"{ingest.median_s:.2f}",
+                 f"< {INGEST_TARGET_S:.0f}", verdict(ingest.median_s, INGEST_TARGET_S)))
+    rows.append(("Ingest: chunks written", f"{ingest.chunks:,}", "—", "—"))
+    rows.append(("Ingest: words per second", f"{ingest.words / ingest.median_s:,.0f}", "—", "—"))
+    for res in (large, small):
+        where = f"{res.chunks:,} chunks ({res.documents} docs)"
+        rows.append((f"Search k={K}, median ms @ {where}", f"{res.median_ms:.2f}", f"< {MEDIAN_TARGET_MS:.0f}",
+                     verdict(res.median_ms, MEDIAN_TARGET_MS)))
+        rows.append((f"Search k={K}, p95 ms @ {where}", f"{res.p95_ms:.2f}", f"< {P95_TARGET_MS:.0f}",
+                     verdict(res.p95_ms, P95_TARGET_MS)))
+        rows.append((f"First search after ingestion (vector matrix reload), ms @ {res.chunks:,} chunks",
+                     f"{res.first_query_ms:.1f}", "—", "—"))
+    stage_medians = {name: statistics.median(ts) for name, ts in stages.times_ms.items()}
+    stage_sum = sum(stage_medians.values())
+    for name in STAGES:
+        share = stage_medians[name] / stage_sum * 100 if stage_sum else 0.0
+        rows.append((f"Stage @ {large.chunks:,} chunks: {name}, median ms (p95)",
+                     f"{stage_medians[name]:.2f} ({p95(stages.times_ms[name]):.2f}); {share:.0f}% of stages",
+                     "—", "—"))
+    rows.append((f"Stage @ {large.chunks:,} chunks: sum of stage medians, ms", f"{stage_sum:.2f}", "—", "—"))
+    rows.append((f"Build the {large.chunks:,}-chunk store (regulation + {large.documents - 1} synthetic "
+                 "manuals), s", f"{build_s:.1f}", "—", "—"))
+
+    checked = [r for r in rows if r[3] in ("PASS", "FAIL")]
+    overall = "PASS" if all(r[3] == "PASS" for r in checked) else "FAIL"
+    lines = [
+        "## Retrieval and ingestion speed (`bench_retrieval.py`)",
+        "",
+        f"- Date: {now}",
+        f"- Python {platform.python_version()}, numpy {np.__version__}, SQLite {sqlite3.sqlite_version}; "
+        f"{os.cpu_count()} CPUs ({platform.machine()}, {platform.system()})",
+        f"- Command: `{command}`" + (" (quick smoke check)" if args.quick else ""),
+        "- Core: `build_core(Settings(), <temp store>)`: SQLiteKnowledgeStore + WordLlamaEmbedder + Chunker "
+        "+ Retriever (defaults)",
+        f"- Ingestion: `{CORPUS_FILE.name}` ({ingest.words:,} words), runs: "
+        + ", ".join(f"{s:.2f} s" for s in ingest.runs_s),
+        f"- Search: {len(QUERIES)} navigator questions, {WARMUP_QUERIES} warm-up then {n_queries} timed; store = "
+        "the regulation plus synthetic state manuals (its sections shuffled, a few words changed per copy)",
+        f"- Slowest questions @ {large.chunks:,} chunks (median ms): "
+        + "; ".join(f"\"{q}\" {ms:.1f}" for q, ms in large.slowest()),
+        f"- Whole benchmark took {total_s:.0f} s. Overall: **{overall}**",
+        "",
+        "| Figure | Value | Target | Result |",
+        "|---|---:|---:|:---:|",
+        *[f"| {a} | {b} | {c} | {d} |" for a, b, c, d in rows],
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def write_results(section: str) -> None:
+    block = f"{START}\n{section}{END}"
+    text = RESULTS_FILE.read_text(encoding="utf-8") if RESULTS_FILE.exists() else RESULTS_HEADER
+    start, end = text.find(START), text.find(END)
+    if start != -1 and end > start:
+        text = text[:start] + block + text[end + len(END):]
+    else:
+        text = text.rstrip("\n") + "\n\n" + block + "\n"
+    tmp = RESULTS_FILE.with_suffix(".md.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(RESULTS_FILE)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true",
+                        help="smoke check: 1 ingestion run, 2,000 chunks, 50 queries (does not update RESULTS.md)")
+    parser.add_argument("--write", action="store_true", help="update RESULTS.md even after a --quick run")
+    args = parser.parse_args(argv)
+    ingest_runs, target_chunks, n_queries = (1, 2_000, 50) if args.quick else (3, 10_000, 200)
+
+    started = time.perf_counter()
+    base = load_base_document()
+    words = sum(len(b.text.split()) for b in base.blocks)
+    print(f"ingesting {CORPUS_FILE.name} ({words:,} words) x{ingest_runs} ...", file=sys.stderr, flush=True)
+    ingest = bench_ingestion(ingest_runs, words)
+    print(f"building a {target_chunks:,}-chunk store and running {n_queries} queries ...", file=sys.stderr,
+          flush=True)
+    small, large, stages, build_s = build_and_query(base, target_chunks, n_queries)
+    section = render(args, ingest, small, large, stages, build_s, n_queries, time.perf_counter() - started)
+    print(section)
+    if not args.quick or args.write:
+        write_results(section)
+        print(f"(written to {RESULTS_FILE})", file=sys.stderr)
+    else:
+        print("(quick run: RESULTS.md not updated; pass --write to update it)", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
