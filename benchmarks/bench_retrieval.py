@@ -252,8 +252,8 @@ def bench_queries(core: Core, queries: list[str], n: int) -> LatencyResult:
     return LatencyResult(counts["chunks"], counts["documents"], first_s * 1000, times, by_query)
 
 
-STAGES = ["query embedding", "vector search (text)", "vector search (head)", "lexical search (chunk)",
-          "lexical search (paragraph)", "get_chunks"]
+STAGES = ["query embedding", "vector search (sections)", "lexical search (sections)",
+          "sentence rankings (candidates)", "get_chunks"]
 
 
 def bench_stages(core: Core, queries: list[str], n: int) -> StageResult:
@@ -266,13 +266,14 @@ def bench_stages(core: Core, queries: list[str], n: int) -> StageResult:
     for i in range(n):
         q = queries[i % len(queries)]
         seconds, vector = timed(lambda q=q: embedder.embed_query(q))
+        t_vec, by_vector = timed(lambda: store.vector_search(vector, limit, filters))
+        t_lex, by_lexical = timed(lambda q=q: store.lexical_search(q, limit, filters))
+        candidates = list(dict.fromkeys([c for c, _ in by_vector] + [c for c, _ in by_lexical]))
         steps = [
             ("query embedding", seconds),
-            ("vector search (text)", timed(lambda: store.vector_search(vector, limit, filters, field="text"))[0]),
-            ("vector search (head)", timed(lambda: store.vector_search(vector, limit, filters, field="head"))[0]),
-            ("lexical search (chunk)", timed(lambda q=q: store.lexical_search(q, limit, filters, unit="chunk"))[0]),
-            ("lexical search (paragraph)",
-             timed(lambda q=q: store.lexical_search(q, limit, filters, unit="paragraph"))[0]),
+            ("vector search (sections)", t_vec),
+            ("lexical search (sections)", t_lex),
+            ("sentence rankings (candidates)", timed(lambda q=q: store.sentence_rankings(q, vector, candidates))[0]),
             ("get_chunks", timed(lambda q=q: store.get_chunks(top_ids[q]))[0]),
         ]
         for name, s in steps:

@@ -17,6 +17,7 @@ from rag.chunking import Chunker
 from rag.embedding import Embedder
 from rag.loaders import JSONL, LoadError, iter_files, load_file
 from rag.models import SourceDocument
+from rag.sentences import chunk_sentences
 from rag.store import ChunkVectors, KnowledgeStore
 
 
@@ -63,8 +64,9 @@ class Ingestor:
                 summary.failed += 1
                 summary.problems.append(f"{doc.source_path or doc.doc_id}: no text to index")
                 continue
-            vectors = ChunkVectors(text=self.embedder.embed_documents([c.index_text for c in chunks]),
-                                   head=self.embedder.embed_documents([c.heading_text for c in chunks]))
+            sentences = [s.index_text for chunk in chunks for s in chunk_sentences(chunk)]
+            vectors = ChunkVectors(chunks=self.embedder.embed_documents([c.index_text for c in chunks]),
+                                   sentences=self.embedder.embed_documents(sentences))
             self.store.replace_document(doc, chunks, vectors)
             known[doc.doc_id] = digest
             summary.chunks += len(chunks)

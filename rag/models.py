@@ -127,5 +127,6 @@ class SearchHit:
             "vector_rank": self.vector_rank,
             "lexical_rank": self.lexical_rank,
             "snippet": snippet,
-            "subchunks": [{"sub_id": s.sub_id, "text": s.text} for s in self.chunk.subchunks],
+            "subchunks": [{"sub_id": s.sub_id, "kind": s.kind, "heading_path": s.heading_path, "page": s.page,
+                           "text": s.text} for s in self.chunk.subchunks],
         }

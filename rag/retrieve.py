@@ -1,17 +1,19 @@
-"""Hybrid retrieval: several vector and lexical rankings fused by reciprocal rank fusion.
+"""Hybrid retrieval in two steps, fused by reciprocal rank fusion.
 
-Four rankings of section chunks are fused, each catching what the others miss:
-- vector similarity of the question to the whole section (title + heading path + text),
-- vector similarity to the section's title and heading path alone (what the section is about),
-- BM25 over sections, with words in the title and headings weighted 8× those in the body,
-- BM25 over single paragraphs (a precise paragraph lifts its section even when the section is long).
-Measured on doc2dial first turns, each of the four adds recall (see benchmarks/RESULTS.md).
+1. Candidate sections: by vector similarity of the question to the whole section (title + heading path + text)
+   and by BM25 over sections, with words of the title and headings weighted 8x those of the body.
+2. Sentence evidence: the candidates ranked again by their best-matching sentence, by BM25 and by vector.
+   A question usually paraphrases one sentence of the page that answers it; looking only inside the candidates
+   keeps this step to a few hundred sentences, whatever the size of the store.
+The four rankings are fused. On doc2dial each added ranking raised recall (see benchmarks/RESULTS.md).
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+
+import numpy as np
 
 from rag.embedding import Embedder
 from rag.models import SearchHit
@@ -20,7 +22,7 @@ from rag.store import EmbeddingMismatch, Filters, KnowledgeStore
 log = logging.getLogger(__name__)
 
 # Smaller than the customary 60: with four rankings, agreement at the very top should dominate
-# (k = 5 gave the best first-turn recall on doc2dial; 60 cost 0.06 Recall@3).
+# (k = 5 gave the best first-turn recall on doc2dial).
 RRF_K = 5
 
 
@@ -45,6 +47,15 @@ class Retriever:
         self.candidates = candidates
         self.rrf_k = rrf_k
 
+    def _embed(self, query: str) -> np.ndarray | None:
+        try:
+            return self.embedder.embed_query(query)
+        except EmbeddingMismatch:
+            raise
+        except Exception as exc:  # noqa: BLE001 - a failing embedder must not leave the navigator with nothing
+            log.warning("query embedding failed (%s); using lexical search only", exc)
+            return None
+
     def search(self, query: str, k: int = 5, tags: list[str] | None = None,
                groups: list[str] | None = None) -> list[SearchHit]:
         query = query.strip()
@@ -52,19 +63,14 @@ class Retriever:
             return []
         filters = Filters.of(tags, groups)
         n = max(self.candidates, k)
-        by_section = [cid for cid, _ in self.store.lexical_search(query, n, filters, unit="chunk")]
-        by_paragraph = [cid for cid, _ in self.store.lexical_search(query, n, filters, unit="paragraph")]
-        try:
-            vector = self.embedder.embed_query(query)
-            by_text = [cid for cid, _ in self.store.vector_search(vector, n, filters, field="text")]
-            by_head = [cid for cid, _ in self.store.vector_search(vector, n, filters, field="head")]
-        except EmbeddingMismatch:
-            raise  # a wrong model gives meaningless neighbours: the admin must re-ingest
-        except Exception as exc:  # noqa: BLE001 - a failing embedder must not leave the navigator with nothing
-            log.warning("query embedding failed (%s); using lexical search only", exc)
-            by_text, by_head = [], []
-        fused = reciprocal_rank_fusion([by_text, by_head, by_section, by_paragraph], k=self.rrf_k)[:k]
-        vrank = {cid: i for i, cid in enumerate(by_text, start=1)}
-        lrank = {cid: i for i, cid in enumerate(by_section, start=1)}
+        vector = self._embed(query)
+        by_vector = [cid for cid, _ in self.store.vector_search(vector, n, filters)] if vector is not None else []
+        by_lexical = [cid for cid, _ in self.store.lexical_search(query, n, filters)]
+        candidates = list(dict.fromkeys(by_vector + by_lexical))  # already filtered by tags and groups
+        by_sentence_lexical, by_sentence_vector = self.store.sentence_rankings(query, vector, candidates)
+        rankings = [by_vector, by_lexical, by_sentence_lexical, by_sentence_vector]
+        fused = reciprocal_rank_fusion(rankings, k=self.rrf_k)[:k]
+        vrank = {cid: i for i, cid in enumerate(by_vector, start=1)}
+        lrank = {cid: i for i, cid in enumerate(by_lexical, start=1)}
         chunks = {c.chunk_id: c for c in self.store.get_chunks([cid for cid, _ in fused])}
         return [SearchHit(chunks[cid], score, vrank.get(cid), lrank.get(cid)) for cid, score in fused if cid in chunks]

@@ -1,21 +1,26 @@
-"""The embedded knowledge store: one SQLite file with documents, chunks, sub-chunks, an FTS5 index and vectors.
+"""The embedded knowledge store: one SQLite file with documents, chunks, sub-chunks, sentences, FTS5 indexes
+and vectors.
 
-Vectors are kept as float32 blobs in the chunks table and searched exactly with numpy from an in-memory matrix
-that is reloaded only when the file changed (our own writes, or another process's, seen via `data_version`).
+Section vectors are float32 blobs in the chunks table, searched exactly with numpy from an in-memory matrix that
+is reloaded only when the file changed (our own writes, or another process's, seen via `data_version`). Sentence
+vectors stay on disk: they are read only for the few candidate sections of a question.
 """
 
 from __future__ import annotations
 
 import json
 import sqlite3
+from collections import Counter
 import threading
 from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
 
+from rag.bm25 import bm25_scores, query_stems, stemmed
 from rag.models import Chunk, SourceDocument, SubChunk
-from rag.store import ChunkVectors, EmbeddingMismatch, Filters, LexicalUnit, StoredDocument, VectorField
+from rag.sentences import chunk_sentences
+from rag.store import ChunkVectors, EmbeddingMismatch, Filters, StoredDocument
 from rag.terms import question_terms
 
 _SCHEMA = """
@@ -40,8 +45,7 @@ CREATE TABLE IF NOT EXISTS chunks (
     heading_path TEXT NOT NULL,
     text TEXT NOT NULL,
     page INTEGER,
-    embedding BLOB NOT NULL,       -- title + heading path + text
-    head_embedding BLOB NOT NULL   -- title + heading path alone: what the section is about
+    embedding BLOB NOT NULL  -- of title + heading path + text
 );
 CREATE INDEX IF NOT EXISTS chunks_doc ON chunks(doc_id);
 CREATE TABLE IF NOT EXISTS subchunks (
@@ -58,14 +62,22 @@ CREATE INDEX IF NOT EXISTS subchunks_chunk ON subchunks(chunk_id);
 CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
     head, body, tokenize = 'porter unicode61 remove_diacritics 2'
 );
-CREATE VIRTUAL TABLE IF NOT EXISTS subchunks_fts USING fts5(
-    head, body, tokenize = 'porter unicode61 remove_diacritics 2'
+CREATE TABLE IF NOT EXISTS sentences (
+    id INTEGER PRIMARY KEY,
+    chunk_id TEXT NOT NULL REFERENCES chunks(chunk_id) ON DELETE CASCADE,
+    sub_id TEXT NOT NULL,
+    head_terms TEXT NOT NULL,  -- stemmed tokens of the paragraph's title and heading path, space-separated
+    body_terms TEXT NOT NULL,  -- stemmed tokens of the sentence
+    length INTEGER NOT NULL,   -- tokens in both, for BM25's length normalisation
+    embedding BLOB NOT NULL    -- of the heading path + the sentence
 );
+CREATE INDEX IF NOT EXISTS sentences_chunk ON sentences(chunk_id);
+CREATE TABLE IF NOT EXISTS sentence_df (term TEXT PRIMARY KEY, df INTEGER NOT NULL) WITHOUT ROWID;
 """
 
-# A word in the title or heading path says far more about what a passage is about than one in its body
-# (measured on doc2dial first turns: weight 8 beat 1, 2 and 4; see benchmarks/RESULTS.md).
-_HEAD_WEIGHT, _BODY_WEIGHT = 8.0, 1.0
+# A word in the title or heading path says far more about what a section is about than one in its body
+# (doc2dial first turns: weight 8 beat 1, 2 and 4; see benchmarks/RESULTS.md).
+_SECTION_WEIGHTS = (8.0, 1.0)
 
 
 def fts_query(text: str) -> str:
@@ -89,7 +101,8 @@ class SQLiteKnowledgeStore:
         except sqlite3.DatabaseError as exc:
             raise RuntimeError(f"cannot open the knowledge store {path}: {exc}") from exc
         self._lock = threading.RLock()
-        self._matrices: dict[str, np.ndarray] = {}
+        self._matrix: np.ndarray | None = None
+        self._sentence_stats: tuple[int, float] = (0, 0.0)  # sentence count and mean length in tokens
         self._matrix_ids: list[str] = []
         self._matrix_meta: list[tuple[frozenset[str], frozenset[str]]] = []
         self._mask_cache: dict[Filters, np.ndarray] = {}
@@ -117,11 +130,12 @@ class SQLiteKnowledgeStore:
                     f"into a new store (or delete {self.path}) after changing the embedding model")
 
     def replace_document(self, doc: SourceDocument, chunks: list[Chunk], vectors: ChunkVectors) -> None:
-        if len(chunks) != len(vectors.text) or len(chunks) != len(vectors.head):
-            raise ValueError("one text vector and one heading vector per chunk are required")
+        sentences = [sentence for chunk in chunks for sentence in chunk_sentences(chunk)]
+        if len(chunks) != len(vectors.chunks) or len(sentences) != len(vectors.sentences):
+            raise ValueError("one vector per chunk and one per sentence are required")
         now = datetime.now(UTC).isoformat(timespec="seconds")
-        text_vecs = np.asarray(vectors.text, dtype=np.float32)
-        head_vecs = np.asarray(vectors.head, dtype=np.float32)
+        chunk_vecs = np.asarray(vectors.chunks, dtype=np.float32)
+        sentence_vecs = np.asarray(vectors.sentences, dtype=np.float32)
         with self._lock:
             self._db.execute("BEGIN IMMEDIATE")
             try:
@@ -132,23 +146,30 @@ class SQLiteKnowledgeStore:
                     (doc.doc_id, doc.title, doc.url, doc.source_path, doc.content_hash, doc.updated,
                      json.dumps(doc.tags), json.dumps(doc.groups), json.dumps(doc.metadata, default=str), now),
                 )
-                for chunk, text_vec, head_vec in zip(chunks, text_vecs, head_vecs, strict=True):
+                for chunk, vec in zip(chunks, chunk_vecs, strict=True):
                     cur = self._db.execute(
-                        "INSERT INTO chunks(chunk_id, doc_id, ordinal, heading_path, text, page, embedding,"
-                        " head_embedding) VALUES (?,?,?,?,?,?,?,?)",
+                        "INSERT INTO chunks(chunk_id, doc_id, ordinal, heading_path, text, page, embedding)"
+                        " VALUES (?,?,?,?,?,?,?)",
                         (chunk.chunk_id, chunk.doc_id, chunk.ordinal, json.dumps(chunk.heading_path), chunk.text,
-                         chunk.page, text_vec.tobytes(), head_vec.tobytes()),
+                         chunk.page, vec.tobytes()),
                     )
                     self._db.execute("INSERT INTO chunks_fts(rowid, head, body) VALUES (?,?,?)",
                                      (cur.lastrowid, chunk.heading_text, chunk.text))
-                    for sub in chunk.subchunks:
-                        cur = self._db.execute(
-                            "INSERT INTO subchunks(sub_id, chunk_id, ordinal, kind, text, heading_path, page)"
-                            " VALUES (?,?,?,?,?,?,?)",
-                            (sub.sub_id, sub.chunk_id, sub.ordinal, sub.kind, sub.text, json.dumps(sub.heading_path),
-                             sub.page))
-                        self._db.execute("INSERT INTO subchunks_fts(rowid, head, body) VALUES (?,?,?)",
-                                         (cur.lastrowid, " > ".join([chunk.title, *sub.heading_path]), sub.text))
+                    self._db.executemany(
+                        "INSERT INTO subchunks(sub_id, chunk_id, ordinal, kind, text, heading_path, page)"
+                        " VALUES (?,?,?,?,?,?,?)",
+                        [(sub.sub_id, sub.chunk_id, sub.ordinal, sub.kind, sub.text, json.dumps(sub.heading_path),
+                          sub.page) for sub in chunk.subchunks])
+                rows, df = [], Counter()
+                for sentence, vec in zip(sentences, sentence_vecs, strict=True):
+                    head, body = stemmed(sentence.head), stemmed(sentence.text)
+                    df.update(set(head) | set(body))
+                    rows.append((sentence.chunk_id, sentence.sub_id, " ".join(head), " ".join(body),
+                                 len(head) + len(body), vec.tobytes()))
+                self._db.executemany("INSERT INTO sentences(chunk_id, sub_id, head_terms, body_terms, length,"
+                                     " embedding) VALUES (?,?,?,?,?,?)", rows)
+                self._db.executemany("INSERT INTO sentence_df(term, df) VALUES (?, ?)"
+                                     " ON CONFLICT(term) DO UPDATE SET df = df + excluded.df", df.items())
                 self._db.execute("COMMIT")
             except BaseException:
                 self._db.execute("ROLLBACK")
@@ -158,9 +179,17 @@ class SQLiteKnowledgeStore:
     def _delete(self, doc_id: str) -> None:
         self._db.execute(
             "DELETE FROM chunks_fts WHERE rowid IN (SELECT id FROM chunks WHERE doc_id=?)", (doc_id,))
+        gone = Counter()
+        for head, body in self._db.execute(
+                "SELECT head_terms, body_terms FROM sentences WHERE chunk_id IN"
+                " (SELECT chunk_id FROM chunks WHERE doc_id=?)", (doc_id,)):
+            gone.update(set(head.split()) | set(body.split()))
+        if gone:
+            self._db.executemany("UPDATE sentence_df SET df = df - ? WHERE term = ?",
+                                 [(n, term) for term, n in gone.items()])
+            self._db.execute("DELETE FROM sentence_df WHERE df <= 0")
         self._db.execute(
-            "DELETE FROM subchunks_fts WHERE rowid IN (SELECT s.id FROM subchunks s JOIN chunks c"
-            " ON c.chunk_id = s.chunk_id WHERE c.doc_id=?)", (doc_id,))
+            "DELETE FROM sentences WHERE chunk_id IN (SELECT chunk_id FROM chunks WHERE doc_id=?)", (doc_id,))
         self._db.execute(
             "DELETE FROM subchunks WHERE chunk_id IN (SELECT chunk_id FROM chunks WHERE doc_id=?)", (doc_id,))
         self._db.execute("DELETE FROM chunks WHERE doc_id=?", (doc_id,))
@@ -206,19 +235,18 @@ class SQLiteKnowledgeStore:
 
     def _refresh_matrix(self) -> None:
         version = (self._db.execute("PRAGMA data_version").fetchone()[0], self._writes)
-        if self._matrices and version == self._loaded_version:
+        if self._matrix is not None and version == self._loaded_version:
             return
         rows = self._db.execute(
-            "SELECT c.chunk_id, c.embedding, c.head_embedding, d.tags, d.groups FROM chunks c"
-            " JOIN documents d ON d.doc_id = c.doc_id ORDER BY c.id").fetchall()
+            "SELECT c.chunk_id, c.embedding, d.tags, d.groups FROM chunks c JOIN documents d ON d.doc_id = c.doc_id"
+            " ORDER BY c.id").fetchall()
         self._matrix_ids = [r[0] for r in rows]
-        self._matrix_meta = [(frozenset(t.lower() for t in json.loads(r[3])),
-                              frozenset(g.lower() for g in json.loads(r[4]))) for r in rows]
-        self._matrices = {
-            field: (np.frombuffer(b"".join(r[col] for r in rows), dtype=np.float32).reshape(len(rows), -1)
-                    if rows else np.zeros((0, 0), dtype=np.float32))
-            for field, col in (("text", 1), ("head", 2))
-        }
+        self._matrix_meta = [(frozenset(t.lower() for t in json.loads(r[2])),
+                              frozenset(g.lower() for g in json.loads(r[3]))) for r in rows]
+        self._matrix = (np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), -1)
+                        if rows else np.zeros((0, 0), dtype=np.float32))
+        n, avg_len = self._db.execute("SELECT COUNT(*), COALESCE(AVG(length), 0) FROM sentences").fetchone()
+        self._sentence_stats = (n, float(avg_len))
         self._mask_cache.clear()
         self._loaded_version = version
 
@@ -233,17 +261,13 @@ class SQLiteKnowledgeStore:
             self._mask_cache[filters] = mask
         return mask
 
-    def vector_search(self, vector: np.ndarray, limit: int, filters: Filters,
-                      field: VectorField = "text") -> list[tuple[str, float]]:
+    def vector_search(self, vector: np.ndarray, limit: int, filters: Filters) -> list[tuple[str, float]]:
         with self._lock:
             self._refresh_matrix()
-            matrix = self._matrices[field]
-            if len(matrix) == 0:
+            matrix = self._matrix
+            if matrix is None or len(matrix) == 0:
                 return []
-            if matrix.shape[1] != len(vector):
-                raise EmbeddingMismatch(
-                    f"query vector has {len(vector)} dims but the store holds {matrix.shape[1]}-dim vectors; "
-                    "re-ingest with the configured embedding model")
+            self._check_dims(matrix.shape[1], len(vector))
             scores = matrix @ np.asarray(vector, dtype=np.float32)
             mask = self._mask(filters)
             if mask is not None:
@@ -253,39 +277,60 @@ class SQLiteKnowledgeStore:
             top = top[np.argsort(-scores[top], kind="stable")]
             return [(self._matrix_ids[i], float(scores[i])) for i in top if np.isfinite(scores[i])]
 
-    def lexical_search(self, query: str, limit: int, filters: Filters,
-                       unit: LexicalUnit = "chunk") -> list[tuple[str, float]]:
+    @staticmethod
+    def _check_dims(stored: int, query: int) -> None:
+        if stored != query:
+            raise EmbeddingMismatch(
+                f"query vector has {query} dims but the store holds {stored}-dim vectors; "
+                "re-ingest with the configured embedding model")
+
+    def lexical_search(self, query: str, limit: int, filters: Filters) -> list[tuple[str, float]]:
         match = fts_query(query)
         if not match:
             return []
-        # Rank inside the FTS index first and join only the few rows kept: joining every match before sorting
-        # cost 2-3x more on a 10,000-chunk store (benchmarks/RESULTS.md).
-        if unit == "chunk":
-            sql = ("WITH top AS (SELECT rowid AS id, bm25(chunks_fts, ?, ?) AS r FROM chunks_fts"
-                   " WHERE chunks_fts MATCH ? ORDER BY r LIMIT ?)"
-                   " SELECT c.chunk_id, -top.r, d.tags, d.groups FROM top JOIN chunks c ON c.id = top.id"
-                   " JOIN documents d ON d.doc_id = c.doc_id ORDER BY top.r")
-        else:  # paragraphs score on their own, then stand for the chunk they belong to
-            sql = ("WITH top AS (SELECT rowid AS id, bm25(subchunks_fts, ?, ?) AS r FROM subchunks_fts"
-                   " WHERE subchunks_fts MATCH ? ORDER BY r LIMIT ?)"
-                   " SELECT s.chunk_id, -top.r, d.tags, d.groups FROM top JOIN subchunks s ON s.id = top.id"
-                   " JOIN chunks c ON c.chunk_id = s.chunk_id JOIN documents d ON d.doc_id = c.doc_id"
-                   " ORDER BY top.r")
         filtered = bool(filters.tags or filters.groups)
-        fetch = limit * (8 if filtered else 1) * (2 if unit == "paragraph" else 1)
+        # Rank inside the FTS index first and join only the rows kept: joining every match before sorting
+        # cost 2-3x more on a 10,000-chunk store (benchmarks/RESULTS.md).
+        sql = ("WITH top AS (SELECT rowid AS id, bm25(chunks_fts, ?, ?) AS r FROM chunks_fts"
+               " WHERE chunks_fts MATCH ? ORDER BY r LIMIT ?)"
+               " SELECT c.chunk_id, -top.r, d.tags, d.groups FROM top JOIN chunks c ON c.id = top.id"
+               " JOIN documents d ON d.doc_id = c.doc_id ORDER BY top.r")
         with self._lock:
             try:
-                rows = self._db.execute(sql, (_HEAD_WEIGHT, _BODY_WEIGHT, match, fetch)).fetchall()
+                rows = self._db.execute(sql, (*_SECTION_WEIGHTS, match, limit * 8 if filtered else limit)).fetchall()
             except sqlite3.OperationalError:
                 return []  # a query FTS5 cannot parse is treated as "no lexical match", never a crash
-        best: dict[str, float] = {}
-        for chunk_id, score, tags, groups in rows:
-            if chunk_id in best or (filtered and not filters.allows(json.loads(tags), json.loads(groups))):
-                continue
-            best[chunk_id] = float(score)
-            if len(best) == limit:
-                break
-        return list(best.items())
+        out = [(cid, float(score)) for cid, score, tags, groups in rows
+               if not filtered or filters.allows(json.loads(tags), json.loads(groups))]
+        return out[:limit]
+
+    def sentence_rankings(self, query: str, vector: np.ndarray | None,
+                          chunk_ids: list[str]) -> tuple[list[str], list[str]]:
+        if not chunk_ids:
+            return [], []
+        terms = query_stems(query)
+        marks = ",".join("?" * len(chunk_ids))
+        with self._lock:
+            self._refresh_matrix()
+            n_docs, avg_len = self._sentence_stats
+            rows = self._db.execute(
+                f"SELECT chunk_id, head_terms, body_terms, embedding FROM sentences WHERE chunk_id IN ({marks})"
+                " ORDER BY id", chunk_ids).fetchall()
+            df = dict(self._db.execute(
+                f"SELECT term, df FROM sentence_df WHERE term IN ({','.join('?' * len(terms))})", terms).fetchall()
+            ) if terms else {}
+        if not rows:
+            return [], []
+        scores = bm25_scores(terms, [(h.split(), b.split()) for _, h, b, _ in rows], df, n_docs, avg_len)
+        order = np.argsort(-scores, kind="stable")
+        by_lexical = list(dict.fromkeys(rows[i][0] for i in order if scores[i] > 0))
+        by_vector: list[str] = []
+        if vector is not None:
+            matrix = np.frombuffer(b"".join(r[3] for r in rows), dtype=np.float32).reshape(len(rows), -1)
+            self._check_dims(matrix.shape[1], len(vector))
+            order = np.argsort(-(matrix @ np.asarray(vector, dtype=np.float32)), kind="stable")
+            by_vector = list(dict.fromkeys(rows[i][0] for i in order))
+        return by_lexical, by_vector
 
     def get_chunks(self, chunk_ids: list[str]) -> list[Chunk]:
         if not chunk_ids:

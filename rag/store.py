@@ -3,23 +3,20 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal, Protocol
+from typing import Protocol
 
 import numpy as np
 
 from rag.models import Chunk, SourceDocument, SubChunk
 
 
-VectorField = Literal["text", "head"]  # the whole section, or only its title and heading path
-LexicalUnit = Literal["chunk", "paragraph"]  # BM25 over section chunks, or over their paragraphs
-
-
 @dataclass(frozen=True, slots=True)
 class ChunkVectors:
-    """Two vectors per chunk: of its full indexed text, and of its title + heading path alone."""
+    """The vectors of one document's chunks: one per chunk (its full indexed text), and one per sentence
+    (in the order of `rag.sentences.chunk_sentences`, chunk after chunk)."""
 
-    text: np.ndarray
-    head: np.ndarray
+    chunks: np.ndarray
+    sentences: np.ndarray
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,14 +72,20 @@ class KnowledgeStore(Protocol):
         """Record the model on first use; raise EmbeddingMismatch if the store was built with another."""
         ...
 
-    def vector_search(self, vector: np.ndarray, limit: int, filters: Filters,
-                      field: VectorField = "text") -> list[tuple[str, float]]:
-        """(chunk_id, cosine similarity), best first."""
+    def vector_search(self, vector: np.ndarray, limit: int, filters: Filters) -> list[tuple[str, float]]:
+        """Sections by cosine similarity to the question: (chunk_id, similarity), best first."""
         ...
 
-    def lexical_search(self, query: str, limit: int, filters: Filters,
-                       unit: LexicalUnit = "chunk") -> list[tuple[str, float]]:
-        """(chunk_id, BM25-based score, higher is better), best first; paragraph hits stand for their chunk."""
+    def lexical_search(self, query: str, limit: int, filters: Filters) -> list[tuple[str, float]]:
+        """Sections by BM25 (title and headings weighted above the body): (chunk_id, score), best first."""
+        ...
+
+    def sentence_rankings(self, query: str, vector: np.ndarray | None,
+                          chunk_ids: list[str]) -> tuple[list[str], list[str]]:
+        """Rank the given candidate chunks by their best sentence: (by BM25, by vector), best first.
+
+        BM25 uses statistics of the whole store; without a vector the second list is empty.
+        """
         ...
 
     def get_chunks(self, chunk_ids: list[str]) -> list[Chunk]:

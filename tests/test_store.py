@@ -11,6 +11,7 @@ import pytest
 from rag.chunking import Chunker
 from rag.embedding import WordLlamaEmbedder
 from rag.models import Block, SourceDocument
+from rag.sentences import chunk_sentences
 from rag.sqlite_store import SQLiteKnowledgeStore, fts_query
 from rag.store import ChunkVectors, EmbeddingMismatch, Filters
 
@@ -20,11 +21,14 @@ def _doc(doc_id: str, text: str, tags: list[str] | None = None, groups: list[str
                           tags=tags or [], groups=groups or ["all"])
 
 
+def _vectors(chunks: list, embedder: WordLlamaEmbedder) -> ChunkVectors:
+    sentences = [s.index_text for c in chunks for s in chunk_sentences(c)]
+    return ChunkVectors(embedder.embed_documents([c.index_text for c in chunks]), embedder.embed_documents(sentences))
+
+
 def _store_doc(store: SQLiteKnowledgeStore, doc: SourceDocument, embedder: WordLlamaEmbedder) -> None:
     chunks = Chunker().chunk(doc)
-    vectors = ChunkVectors(embedder.embed_documents([c.index_text for c in chunks]),
-                           embedder.embed_documents([c.heading_text for c in chunks]))
-    store.replace_document(doc, chunks, vectors)
+    store.replace_document(doc, chunks, _vectors(chunks, embedder))
 
 
 @pytest.fixture
@@ -51,9 +55,8 @@ def test_replace_is_atomic_when_a_write_fails(tmp_path: Path, embedder: WordLlam
     new = _doc("a", "Changed text about SNAP students.")
     chunks = Chunker().chunk(new)
     chunks = [chunks[0], chunks[0]]  # the same chunk id twice: the second insert violates UNIQUE
-    vectors = ChunkVectors(embedder.embed_documents(["x", "y"]), embedder.embed_documents(["x", "y"]))
     with pytest.raises(sqlite3.IntegrityError):
-        store.replace_document(new, chunks, vectors)
+        store.replace_document(new, chunks, _vectors(chunks, embedder))
     # The failed replacement left the old version whole: no half-written document.
     assert store.get_chunks(["a::0"])[0].text == "Original text about SNAP students."
     assert store.counts() == {"documents": 1, "chunks": 1, "subchunks": 1}
@@ -101,12 +104,31 @@ def test_filters_on_both_searches(tmp_path: Path, embedder: WordLlamaEmbedder) -
     assert ids(Filters.of(tags=["wic"], groups=["supervisors"])) == {"wic"}
 
 
-def test_paragraph_search_returns_each_chunk_once(tmp_path: Path, embedder: WordLlamaEmbedder) -> None:
+def test_sentence_rankings_order_candidates_by_their_best_sentence(tmp_path: Path,
+                                                                   embedder: WordLlamaEmbedder) -> None:
     store = SQLiteKnowledgeStore(tmp_path / "k.sqlite3")
-    doc = SourceDocument(doc_id="d", title="T", blocks=[Block("paragraph", "energy help one"),
-                                                         Block("paragraph", "energy help two")])
-    _store_doc(store, doc, embedder)
-    assert [c for c, _ in store.lexical_search("energy", 10, Filters(), unit="paragraph")] == ["d::0"]
+    _store_doc(store, _doc("a", "Offices open at nine. Students in college may get food help."), embedder)
+    _store_doc(store, _doc("b", "Offices open at nine. Heating bills can be paid in a crisis."), embedder)
+    _store_doc(store, _doc("c", "Nothing about the question here."), embedder)
+    question = "heating bills crisis"
+    by_lexical, by_vector = store.sentence_rankings(question, embedder.embed_query(question), ["a::0", "b::0"])
+    assert by_lexical == ["b::0"]  # only b has a sentence with the question's words
+    assert by_vector[0] == "b::0" and set(by_vector) == {"a::0", "b::0"}  # candidates only, never c
+    assert store.sentence_rankings(question, None, ["a::0", "b::0"])[1] == []  # no vector, no vector ranking
+    assert store.sentence_rankings(question, None, []) == ([], [])
+
+
+def test_sentence_statistics_follow_replacements(tmp_path: Path, embedder: WordLlamaEmbedder) -> None:
+    store = SQLiteKnowledgeStore(tmp_path / "k.sqlite3")
+    _store_doc(store, _doc("a", "Heating help. Heating bills."), embedder)
+    _store_doc(store, _doc("b", "Heating again."), embedder)
+    df = dict(store._db.execute("SELECT term, df FROM sentence_df").fetchall())
+    assert df["heat"] == 3 and df["bill"] == 1
+    _store_doc(store, _doc("a", "Cooling only."), embedder)  # replacing a takes its sentences out of the counts
+    df = dict(store._db.execute("SELECT term, df FROM sentence_df").fetchall())
+    assert df["heat"] == 1 and "bill" not in df and df["cool"] == 1
+    store.delete_documents(["a", "b"])
+    assert store._db.execute("SELECT COUNT(*) FROM sentence_df").fetchone()[0] == 0
 
 
 @pytest.mark.parametrize("question", ['"', "AND OR NOT", "NEAR(", "a*b:c^", "()", "   ", "é ü ß"])

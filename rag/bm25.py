@@ -1,0 +1,61 @@
+"""BM25 over a handful of candidate sentences, with the statistics of the whole store.
+
+SQLite's FTS5 ranks whole tables; restricting it to a few hundred candidate sentences was slower than scoring
+them here. Terms are stemmed with the English Snowball stemmer; document frequencies and lengths come from the
+store, so a sentence scores the same whichever candidates it is compared with.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from functools import lru_cache
+
+import numpy as np
+import snowballstemmer
+
+from rag.terms import question_terms, tokens
+
+_STEMMER = snowballstemmer.stemmer("english")
+K1, B = 1.2, 0.75
+
+
+@lru_cache(maxsize=200_000)
+def stem(word: str) -> str:
+    return _STEMMER.stemWord(word)
+
+
+def stemmed(text: str) -> list[str]:
+    """Every token of a text, lowercased and stemmed (function words included: they count in the length)."""
+    return [stem(t.split("'")[0]) for t in tokens(text) if t.split("'")[0]]
+
+
+def query_stems(question: str) -> list[str]:
+    return list(dict.fromkeys(stem(t) for t in question_terms(question)))
+
+
+def idf(n_docs: int, df: int) -> float:
+    """Okapi IDF, floored just above zero so that very common words never subtract."""
+    return max(math.log((n_docs - df + 0.5) / (df + 0.5)), 1e-6)
+
+
+def bm25_scores(terms: Sequence[str], fields: Sequence[tuple[Sequence[str], Sequence[str]]],
+                df: dict[str, int], n_docs: int, avg_len: float,
+                weights: tuple[float, float] = (2.0, 1.0)) -> np.ndarray:
+    """Score (head tokens, body tokens) pairs: term frequency weighted per field, length over both fields."""
+    scores = np.zeros(len(fields))
+    if not terms or not fields or n_docs == 0:
+        return scores
+    idfs = {t: idf(n_docs, df.get(t, 0)) for t in terms if df.get(t, 0) > 0}
+    if not idfs:
+        return scores
+    avg_len = avg_len or 1.0
+    for i, (head, body) in enumerate(fields):
+        norm = K1 * (1 - B + B * (len(head) + len(body)) / avg_len)
+        total = 0.0
+        for term, term_idf in idfs.items():
+            freq = weights[0] * head.count(term) + weights[1] * body.count(term)
+            if freq:
+                total += term_idf * freq * (K1 + 1) / (freq + norm)
+        scores[i] = total
+    return scores

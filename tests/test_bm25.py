@@ -1,0 +1,44 @@
+"""Sentence-level BM25 and sentence splitting, checked by hand."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from rag.bm25 import K1, B, bm25_scores, idf, query_stems, stemmed
+from rag.models import Chunk, SubChunk
+from rag.sentences import chunk_sentences, split_sentences
+
+
+def test_idf_is_okapi_and_never_negative() -> None:
+    assert idf(10, 1) == pytest.approx(math.log(9.5 / 1.5))
+    assert idf(10, 9) == 1e-6  # a word in almost every sentence adds (almost) nothing
+
+
+def test_bm25_by_hand() -> None:
+    fields = [(["snap"], ["student", "work", "hour"]), ([], ["heat", "bill"])]
+    df, n, avg = {"student": 1, "work": 2}, 4, 3.0
+    scores = bm25_scores(["student", "work", "missing"], fields, df, n, avg, weights=(2.0, 1.0))
+    norm = K1 * (1 - B + B * 4 / avg)  # first sentence: 1 head token + 3 body tokens
+    expected = (math.log(3.5 / 1.5) * 1 * (K1 + 1) / (1 + norm)   # student, once in the body
+                + math.log(2.5 / 2.5) * 0)                          # work: idf floor, tiny
+    assert scores[0] == pytest.approx(expected, abs=1e-5)
+    assert scores[1] == 0.0
+    head_hit = bm25_scores(["snap"], [(["snap"], []), ([], ["snap"])], {"snap": 2}, 10, 1.0)
+    assert head_hit[0] > head_hit[1] > 0  # the heading counts twice
+
+
+def test_stemming_matches_word_forms() -> None:
+    assert stemmed("Students working 20 hours") == ["student", "work", "20", "hour"]
+    assert query_stems("Hi! Can students work?") == ["student", "work"]
+
+
+def test_sentences_of_a_chunk() -> None:
+    assert split_sentences("First one. Second one? Third! ") == ["First one.", "Second one?", "Third!"]
+    sub = SubChunk("d::0.0", "d::0", 0, "paragraph", "A student qualifies. Work study counts.", ["Students"])
+    chunk = Chunk("d::0", "d", 0, "SNAP", ["Students"], [sub], text=sub.text)
+    sentences = chunk_sentences(chunk)
+    assert [s.text for s in sentences] == ["A student qualifies.", "Work study counts."]
+    assert sentences[0].index_text == "SNAP > Students\nA student qualifies."
+    assert {s.sub_id for s in sentences} == {"d::0.0"}
