@@ -62,7 +62,8 @@ def cmd_search(args: argparse.Namespace, settings: Settings) -> int:
         if core.store.counts()["chunks"] == 0:
             raise UserError(f"the knowledge store {args.store or settings.store_path} is empty: "
                             "run `navibot ingest PATH` (or `navibot ingest --demo`) first")
-        hits = core.retriever.search(question, k=args.k, tags=_csv(args.tags), groups=_csv(args.groups))
+        hits = core.retriever.search(question, k=args.k or settings.top_k, tags=_csv(args.tags),
+                                     groups=_csv(args.groups))
     finally:
         core.close()
     if args.json:
@@ -136,7 +137,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     search = sub.add_parser("search", help="show the best-matching passages for a question")
     search.add_argument("question", nargs="+")
-    search.add_argument("--k", type=int, default=5, help="how many passages (default 5)")
+    search.add_argument("--k", type=int, help="how many passages (default: NAVIBOT_TOP_K, 5)")
     search.add_argument("--json", action="store_true", help="print JSON")
     search.add_argument("--tags", help="only documents with any of these comma-separated tags")
     search.add_argument("--groups", help="only documents visible to any of these comma-separated groups")
@@ -160,7 +161,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                         format="%(levelname)s %(name)s: %(message)s")
     try:
         settings = Settings()
-        if getattr(args, "k", 1) < 1:
+        if getattr(args, "k", None) is not None and args.k < 1:
             raise UserError("--k must be at least 1")
         return int(args.func(args, settings))
     except ValidationError as exc:

@@ -68,3 +68,14 @@ def test_console_script_runs_without_traceback(tmp_path: Path) -> None:
                             capture_output=True, text=True, timeout=60)
     assert result.returncode == 2
     assert "Traceback" not in result.stderr and "is empty" in result.stderr
+
+
+def test_top_k_setting_is_the_default(kb: Path, capsys: pytest.CaptureFixture[str],
+                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    main(["ingest", str(kb)])
+    capsys.readouterr()
+    monkeypatch.setenv("NAVIBOT_TOP_K", "2")
+    assert main(["search", "benefits", "--json"]) == 0
+    assert len(json.loads(capsys.readouterr().out)) == 2
+    assert main(["search", "benefits", "--k", "0"]) == 2
+    assert "--k must be at least 1" in capsys.readouterr().err
