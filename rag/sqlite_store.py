@@ -356,17 +356,6 @@ class SQLiteKnowledgeStore:
         }
         return [chunks[c] for c in chunk_ids if c in chunks]
 
-    def get_subchunks(self, sub_ids: list[str]) -> list[SubChunk]:
-        if not sub_ids:
-            return []
-        marks = ",".join("?" * len(sub_ids))
-        with self._lock:
-            rows = self._db.execute(
-                "SELECT sub_id, chunk_id, ordinal, kind, text, heading_path, page FROM subchunks"
-                f" WHERE sub_id IN ({marks})", sub_ids).fetchall()
-        found = {r[0]: SubChunk(r[0], r[1], r[2], r[3], r[4], json.loads(r[5]), r[6]) for r in rows}
-        return [found[s] for s in sub_ids if s in found]
-
     def close(self) -> None:
         with self._lock:
             self._db.close()

@@ -7,7 +7,7 @@ from typing import Protocol
 
 import numpy as np
 
-from rag.models import Chunk, SourceDocument, SubChunk
+from rag.models import Chunk, SourceDocument
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,8 +91,6 @@ class KnowledgeStore(Protocol):
     def get_chunks(self, chunk_ids: list[str]) -> list[Chunk]:
         """The chunks with their sub-chunks, in the order asked (unknown ids skipped)."""
         ...
-
-    def get_subchunks(self, sub_ids: list[str]) -> list[SubChunk]: ...
 
     def counts(self) -> dict[str, int]: ...
 

@@ -42,9 +42,3 @@ def question_terms(question: str) -> list[str]:
         if kept:
             return kept
     return []
-
-
-def content_text(text: str) -> str:
-    """The text without function words: averaging static word vectors over them only adds noise."""
-    kept = [w for w in tokens(text) if w not in STOPWORDS]
-    return " ".join(kept) if kept else text
