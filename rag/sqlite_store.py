@@ -23,6 +23,8 @@ from rag.sentences import chunk_sentences
 from rag.store import ChunkVectors, EmbeddingMismatch, Filters, StoredDocument
 from rag.terms import question_terms
 
+SCHEMA_VERSION = 1  # bump when the tables change; an older file is refused with a clear message
+
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS documents (
@@ -97,7 +99,14 @@ class SQLiteKnowledgeStore:
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA foreign_keys=ON")
             self._db.execute("PRAGMA synchronous=NORMAL")
+            version = self._db.execute("PRAGMA user_version").fetchone()[0]
+            has_tables = self._db.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchone() is not None
+            if has_tables and version != SCHEMA_VERSION:
+                raise RuntimeError(
+                    f"the knowledge store {path} has layout version {version}, this navibot needs "
+                    f"{SCHEMA_VERSION}: ingest the documents again into a new store file")
             self._db.executescript(_SCHEMA)
+            self._db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
         except sqlite3.DatabaseError as exc:
             raise RuntimeError(f"cannot open the knowledge store {path}: {exc}") from exc
         self._lock = threading.RLock()

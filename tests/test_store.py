@@ -148,3 +148,13 @@ def test_unreadable_store_file_gives_clear_error(tmp_path: Path) -> None:
     bad.write_bytes(b"this is not a database" * 100)
     with pytest.raises(RuntimeError, match="cannot open the knowledge store"):
         SQLiteKnowledgeStore(bad)
+
+
+def test_store_from_another_layout_is_refused_clearly(tmp_path: Path) -> None:
+    path = tmp_path / "old.sqlite3"
+    old = sqlite3.connect(path)
+    old.execute("CREATE TABLE chunks (id INTEGER PRIMARY KEY)")
+    old.commit()
+    old.close()
+    with pytest.raises(RuntimeError, match="ingest the documents again"):
+        SQLiteKnowledgeStore(path)
