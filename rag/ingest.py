@@ -5,6 +5,7 @@ Re-running it on the same folder is cheap (unchanged content hashes are skipped)
 
 from __future__ import annotations
 
+import logging
 import sys
 import time
 from collections.abc import Iterable
@@ -19,6 +20,8 @@ from rag.loaders import JSONL, LoadError, iter_files, load_file
 from rag.models import SourceDocument
 from rag.sentences import chunk_sentences
 from rag.store import ChunkVectors, KnowledgeStore
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(slots=True)
@@ -64,10 +67,17 @@ class Ingestor:
                 summary.failed += 1
                 summary.problems.append(f"{doc.source_path or doc.doc_id}: no text to index")
                 continue
-            sentences = [s.index_text for chunk in chunks for s in chunk_sentences(chunk)]
-            vectors = ChunkVectors(chunks=self.embedder.embed_documents([c.index_text for c in chunks]),
-                                   sentences=self.embedder.embed_documents(sentences))
-            self.store.replace_document(doc, chunks, vectors)
+            try:
+                sentences = [s.index_text for chunk in chunks for s in chunk_sentences(chunk)]
+                vectors = ChunkVectors(chunks=self.embedder.embed_documents([c.index_text for c in chunks]),
+                                       sentences=self.embedder.embed_documents(sentences))
+                self.store.replace_document(doc, chunks, vectors)  # atomic: the old version stays on failure
+            except Exception as exc:  # noqa: BLE001 - one bad document must not stop the others
+                log.exception("could not store %s", doc.doc_id)
+                summary.failed += 1
+                where = doc.source_path or doc.doc_id
+                summary.problems.append(f"{where}: not stored ({exc.__class__.__name__}: {exc})")
+                continue
             known[doc.doc_id] = digest
             summary.chunks += len(chunks)
             if previous is None:
@@ -103,7 +113,7 @@ class Ingestor:
                 summary.failed += 1
                 summary.problems.append(f"{path}: {exc}")
                 # The file still exists: whatever it contributed before must survive a prune.
-                kept.update(d.doc_id for d in self.store.documents() if d.source_path == str(path.resolve()))
+                kept.update(ids_by_source.get(str(path.resolve()), set()))
                 continue
             summary.problems.extend(f"{path}: {p}" for p in result.problems)
             docs: list[SourceDocument] = []

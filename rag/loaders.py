@@ -43,7 +43,8 @@ def slug(text: str) -> str:
 def doc_id_for(path: Path, root: Path) -> str:
     """Readable and stable: the path relative to the folder given on the command line, without the suffix."""
     base = root.parent if root.is_dir() else path.parent
-    rel = path.resolve().relative_to(base.resolve()) if path.resolve().is_relative_to(base.resolve()) else Path(path.name)
+    full, base = path.resolve(), base.resolve()
+    rel = full.relative_to(base) if full.is_relative_to(base) else Path(path.name)
     return "/".join([*rel.parts[:-1], rel.stem])
 
 
@@ -153,7 +154,8 @@ def _outline_titles(reader: object) -> set[str]:
 
 def parse_jsonl_document(record: dict[str, object], where: str) -> SourceDocument:
     """One corpus line: `doc_id`, `title`, `text` required; `url`, `tags`, `groups`; anything else is metadata."""
-    missing = [k for k in ("doc_id", "title", "text") if not isinstance(record.get(k), str) or not str(record[k]).strip()]
+    missing = [k for k in ("doc_id", "title", "text")
+               if not isinstance(record.get(k), str) or not str(record[k]).strip()]
     if missing:
         raise LoadError(f"{where}: missing or empty field(s) {', '.join(missing)}")
     text = str(record["text"])

@@ -67,7 +67,8 @@ def markdown_blocks(text: str) -> list[Block]:
         if para:
             bold = _BOLD_LINE.match(" ".join(para)) if len(para) == 1 else None
             if bold:  # a line that is only bold text acts as a minor heading ("**Authority:**")
-                blocks.append(Block("heading", bold.group("t").strip().rstrip(":"), level=min(last_heading_level + 1, 6)))
+                title = bold.group("t").strip().rstrip(":")
+                blocks.append(Block("heading", title, level=min(last_heading_level + 1, 6)))
             else:
                 blocks.append(Block("paragraph", join_lines(para)))
         if items:
@@ -162,7 +163,8 @@ def is_heading_line(line: str) -> bool:
     return capitalised / len(significant) >= 0.6 or (numbered is not None and core[0].isupper())
 
 
-def plain_text_blocks(text: str, page: int | None = None, heading_level: int = 2, known_headings: set[str] | None = None) -> list[Block]:
+def plain_text_blocks(text: str, page: int | None = None, heading_level: int = 2,
+                      known_headings: set[str] | None = None) -> list[Block]:
     """Parse plain text: blank lines separate blocks; a heading-like first line starts a new section."""
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     known = {h.casefold() for h in (known_headings or set())}

@@ -90,3 +90,19 @@ def test_same_file_named_from_another_folder_is_not_duplicated(core: Core, kb: P
     assert summary.added == 1
     ids = set(core.store.document_hashes())
     assert "liheap" in ids and "kb/liheap" not in ids and len(ids) == 4
+
+
+def test_a_document_that_fails_to_store_is_reported_and_others_continue(core: Core, kb: Path,
+                                                                         monkeypatch) -> None:
+    original = core.store.replace_document
+
+    def flaky(doc, chunks, vectors):  # type: ignore[no-untyped-def]
+        if doc.doc_id == "kb/wic":
+            raise OSError("disk full")
+        return original(doc, chunks, vectors)
+
+    monkeypatch.setattr(core.store, "replace_document", flaky)
+    summary = core.ingestor.ingest_paths([kb])
+    assert summary.added == 3 and summary.failed == 1
+    assert any("wic.md: not stored (OSError: disk full)" in p for p in summary.problems)
+    assert "kb/wic" not in core.store.document_hashes()
