@@ -111,3 +111,17 @@ def test_eval_command_reports_bad_input(tmp_path: Path, capsys: pytest.CaptureFi
     assert "missing.jsonl: no such file" in capsys.readouterr().err
     assert main(["eval", "--corpus", str(bad), "--questions", str(bad), "--out", str(tmp_path / "o.jsonl")]) == 2
     assert "needs at least 'qid' and 'question'" in capsys.readouterr().err
+
+
+def test_eval_can_use_an_existing_store(tmp_path: Path, kb: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    store = tmp_path / "kept.sqlite3"
+    assert main(["ingest", str(kb), "--store", str(store)]) == 0
+    questions = write(tmp_path / "q.jsonl", json.dumps(
+        {"qid": "1", "question": "heating bills", "history": [], "gold_doc_id": "kb/liheap"}) + "\n")
+    out = tmp_path / "r.jsonl"
+    assert main(["eval", "--store", str(store), "--questions", str(questions), "--out", str(out)]) == 0
+    assert json.loads(out.read_text())["ranked_doc_ids"][0] == "kb/liheap"
+    assert "| first turns | 1 | 1.000 |" in capsys.readouterr().out
+    empty = tmp_path / "empty.sqlite3"
+    assert main(["eval", "--store", str(empty), "--questions", str(questions), "--out", str(out)]) == 2
+    assert "nothing to search" in capsys.readouterr().err
