@@ -22,7 +22,7 @@ K1, B = 1.2, 0.75
 
 @lru_cache(maxsize=200_000)
 def stem(word: str) -> str:
-    return _STEMMER.stemWord(word)
+    return str(_STEMMER.stemWord(word))
 
 
 def stemmed(text: str) -> list[str]:

@@ -63,14 +63,10 @@ def _read_text(path: Path) -> str:
 
 
 def _title_from(blocks: list[Block], fallback: str) -> tuple[str, list[Block]]:
-    """Use the first top heading as the title and drop it from the blocks (the title is on every chunk anyway)."""
-    for i, block in enumerate(blocks):
-        if block.kind == "heading":
-            if block.level <= 1 or i == 0:
-                return block.text, blocks[:i] + blocks[i + 1 :]
-            break
-        if block.kind != "heading":
-            break
+    """A document that opens with a heading is titled by it; the heading is dropped from the blocks because the
+    title is on every chunk anyway."""
+    if blocks and blocks[0].kind == "heading":
+        return blocks[0].text, blocks[1:]
     return fallback, blocks
 
 

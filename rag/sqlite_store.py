@@ -169,7 +169,8 @@ class SQLiteKnowledgeStore:
                         " VALUES (?,?,?,?,?,?,?)",
                         [(sub.sub_id, sub.chunk_id, sub.ordinal, sub.kind, sub.text, json.dumps(sub.heading_path),
                           sub.page) for sub in chunk.subchunks])
-                rows, df = [], Counter()
+                rows: list[tuple[str, str, str, str, int, bytes]] = []
+                df: Counter[str] = Counter()
                 for sentence, vec in zip(sentences, sentence_vecs, strict=True):
                     head, body = stemmed(sentence.head), stemmed(sentence.text)
                     df.update(set(head) | set(body))
@@ -188,7 +189,7 @@ class SQLiteKnowledgeStore:
     def _delete(self, doc_id: str) -> None:
         self._db.execute(
             "DELETE FROM chunks_fts WHERE rowid IN (SELECT id FROM chunks WHERE doc_id=?)", (doc_id,))
-        gone = Counter()
+        gone: Counter[str] = Counter()
         for head, body in self._db.execute(
                 "SELECT head_terms, body_terms FROM sentences WHERE chunk_id IN"
                 " (SELECT chunk_id FROM chunks WHERE doc_id=?)", (doc_id,)):
