@@ -170,23 +170,22 @@ def plain_text_blocks(text: str, page: int | None = None, heading_level: int = 2
     known = {h.casefold() for h in (known_headings or set())}
     blocks: list[Block] = []
     for raw in re.split(r"\n\s*\n", text):
-        lines = [ln for ln in (normalize_space(x) for x in raw.split("\n")) if ln]
+        raw_lines = [x for x in raw.split("\n") if x.strip()]
+        lines = [normalize_space(x) for x in raw_lines]
         while lines:
-            first = lines[0]
-            if first.casefold() in known or (is_heading_line(first) and (len(lines) > 1 or not first.endswith(":"))):
-                blocks.append(Block("heading", first.rstrip(":"), level=heading_level, page=page))
-                lines = lines[1:]
-                continue
+            if len(lines) >= 2 and all("|" in ln or "\t" in ln for ln in raw_lines):
+                blocks.append(Block("table", "\n".join(lines), page=page))
+            elif len(lines) >= 2 and all(_LIST_ITEM.match(ln) for ln in lines):
+                blocks.append(Block("list", "\n".join(lines), page=page))  # "1. Bring Your Passport" items too
+            elif lines[0].casefold() in known or (
+                    is_heading_line(lines[0]) and (len(lines) > 1 or not lines[0].endswith(":"))):
+                blocks.append(Block("heading", lines[0].rstrip(":"), level=heading_level, page=page))
+                lines, raw_lines = lines[1:], raw_lines[1:]
+                continue  # what follows a heading line may be a list, a table or a paragraph
+            elif len(lines) >= 2 and all(_LIST_ITEM.match(ln) for ln in lines[1:]):
+                blocks.append(Block("paragraph", lines[0], page=page))  # lead-in, then its list
+                blocks.append(Block("list", "\n".join(lines[1:]), page=page))
+            else:
+                blocks.append(Block("paragraph", join_lines(lines), page=page))
             break
-        if not lines:
-            continue
-        if len(lines) >= 2 and all(_LIST_ITEM.match(ln) for ln in lines):
-            blocks.append(Block("list", "\n".join(lines), page=page))
-        elif len(lines) >= 2 and all(("|" in ln or "\t" in raw) for ln in lines):
-            blocks.append(Block("table", "\n".join(lines), page=page))
-        elif len(lines) >= 2 and _LIST_ITEM.match(lines[1]) and all(_LIST_ITEM.match(ln) for ln in lines[1:]):
-            blocks.append(Block("paragraph", lines[0], page=page))  # lead-in, then its list
-            blocks.append(Block("list", "\n".join(lines[1:]), page=page))
-        else:
-            blocks.append(Block("paragraph", join_lines(lines), page=page))
     return blocks

@@ -467,3 +467,17 @@ def test_front_matter_list_syntax_and_numbered_list_after_lead_in(tmp_path: Path
     assert doc.tags == ["snap", "students"]
     assert [(b.kind, b.text) for b in doc.blocks] == [("paragraph", "Follow these steps:"),
                                                      ("list", "1. Call us\n2. Send the form")]
+
+
+def test_plain_text_title_case_numbered_items_and_tab_tables() -> None:
+    from rag.text_blocks import plain_text_blocks
+
+    blocks = plain_text_blocks("Steps\n1. Bring Your Passport\n2. Bring Your Card\n\nName\tAge\nAnn\t4\n\n"
+                               "What to bring:\n- ID\n- Proof of income")
+    assert [(b.kind, b.text) for b in blocks] == [
+        ("heading", "Steps"),
+        ("list", "1. Bring Your Passport\n2. Bring Your Card"),
+        ("table", "Name Age\nAnn 4"),
+        ("paragraph", "What to bring:"),
+        ("list", "- ID\n- Proof of income"),
+    ]
