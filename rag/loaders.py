@@ -83,8 +83,12 @@ def _split_list(value: object) -> list[str]:
 def load_markdown(path: Path, doc_id: str) -> SourceDocument:
     meta, body = parse_front_matter(_read_text(path))
     blocks = markdown_blocks(body)
-    title, blocks = _title_from(blocks, meta.get("title") or path.stem.replace("-", " ").replace("_", " "))
-    title = meta.get("title") or title
+    if meta.get("title"):
+        title = meta["title"]
+        if blocks and blocks[0].kind == "heading" and _same_title(blocks[0].text, title):
+            blocks = blocks[1:]  # the page's own H1 repeats the title; a different one stays as a heading
+    else:
+        title, blocks = _title_from(blocks, path.stem.replace("-", " ").replace("_", " "))
     return SourceDocument(
         doc_id=meta.get("doc_id") or doc_id,
         title=title,

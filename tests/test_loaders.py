@@ -481,3 +481,15 @@ def test_plain_text_title_case_numbered_items_and_tab_tables() -> None:
         ("paragraph", "What to bring:"),
         ("list", "- ID\n- Proof of income"),
     ]
+
+
+def test_front_matter_title_keeps_a_different_first_heading(tmp_path: Path) -> None:
+    from rag.loaders import load_markdown
+
+    path = tmp_path / "p.md"
+    path.write_text("---\ntitle: SNAP basics\n---\n# Overview of the program\n\nText.\n", encoding="utf-8")
+    doc = load_markdown(path, "p")
+    assert doc.title == "SNAP basics"
+    assert doc.blocks[0].kind == "heading" and doc.blocks[0].text == "Overview of the program"
+    path.write_text("---\ntitle: SNAP basics\n---\n# SNAP Basics\n\nText.\n", encoding="utf-8")
+    assert [b.kind for b in load_markdown(path, "p").blocks] == ["paragraph"]
