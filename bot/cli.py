@@ -72,7 +72,11 @@ def cmd_search(args: argparse.Namespace, settings: Settings) -> int:
     if not hits:
         print("No matching passages.")
     for rank, hit in enumerate(hits, start=1):
-        path = " > ".join([hit.chunk.title, *hit.chunk.heading_path])
+        # A chunk packed from sibling sections has only their parent as its path: name the sections too.
+        depth = len(hit.chunk.heading_path)
+        sections = list(dict.fromkeys(s.heading_path[depth] for s in hit.chunk.subchunks
+                                      if len(s.heading_path) > depth))
+        path = " > ".join([hit.chunk.title, *hit.chunk.heading_path, *([" · ".join(sections)] if sections else [])])
         print(f"{rank}. {path}  (score {hit.score:.4f})")
         where = hit.chunk.url or hit.chunk.doc_id
         print(f"   {where}" + (f"  page {hit.chunk.page}" if hit.chunk.page else ""))
