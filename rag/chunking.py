@@ -105,7 +105,6 @@ class _Piece:
 
     section: _Section
     blocks: list[Block]
-    first_in_section: bool
 
     def words(self) -> int:
         return sum(_words(b) for b in self.blocks)
@@ -114,16 +113,10 @@ class _Piece:
 def _pieces(section: _Section) -> list[_Piece]:
     pieces: list[_Piece] = []
     for block in section.content:
-        glue = (
-            pieces
-            and block.kind in ("list", "table")
-            and pieces[-1].blocks[-1].kind == "paragraph"
-            and pieces[-1].section is section
-        )
-        if glue:
-            pieces[-1].blocks.append(block)
+        if pieces and block.kind in ("list", "table") and pieces[-1].blocks[-1].kind == "paragraph":
+            pieces[-1].blocks.append(block)  # a list or table stays with the sentence that introduces it
         else:
-            pieces.append(_Piece(section, [block], first_in_section=not pieces))
+            pieces.append(_Piece(section, [block]))
     return pieces
 
 
