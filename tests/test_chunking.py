@@ -11,7 +11,7 @@ from rag.loaders import load_markdown
 from rag.models import Chunk, SourceDocument
 from rag.text_blocks import markdown_blocks
 
-CFR_273 = Path("/work/shared/corpus/snap/7-cfr-273.md")
+CFR_273 = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "snap" / "7-cfr-273.md"  # ../shared beside the repo
 
 
 def _doc(markdown: str, doc_id: str = "doc") -> SourceDocument:
