@@ -55,7 +55,9 @@ class Ingestor:
                          known: dict[str, str] | None = None) -> None:
         """Store documents whose content changed; count the unchanged ones."""
         self.store.check_embedder(self.embedder.name, self.embedder.dim)
-        known = self.store.document_hashes() if known is None else known
+        self._store_changed(docs, summary, self.store.document_hashes() if known is None else known)
+
+    def _store_changed(self, docs: Iterable[SourceDocument], summary: IngestSummary, known: dict[str, str]) -> None:
         for doc in docs:
             digest = doc.content_hash
             previous = known.get(doc.doc_id)
@@ -98,6 +100,8 @@ class Ingestor:
                 continue
             files.extend((path, root) for path in iter_files(root))
         show = sys.stderr.isatty() if progress is None else progress
+        if files:
+            self.store.check_embedder(self.embedder.name, self.embedder.dim)  # once, not once per file
         known = self.store.document_hashes() if files else {}
         # The same file ingested under another id before (named from another folder): replace, never duplicate.
         ids_by_source: dict[str, set[str]] = {}
@@ -129,7 +133,7 @@ class Ingestor:
                     doc.groups = list(groups)
                 docs.append(doc)
                 kept.add(doc.doc_id)
-            self.ingest_documents(docs, summary, known)
+            self._store_changed(docs, summary, known)
             if docs and path.suffix.lower() not in JSONL:
                 renamed = ids_by_source.get(str(path.resolve()), set()) - {d.doc_id for d in docs}
                 if renamed:

@@ -70,6 +70,13 @@ def _title_from(blocks: list[Block], fallback: str) -> tuple[str, list[Block]]:
     return fallback, blocks
 
 
+def _drop_repeated_title(blocks: list[Block], title: str) -> list[Block]:
+    """Texts often open with their own title as a heading: it is on every chunk already."""
+    if blocks and blocks[0].kind == "heading" and _same_title(blocks[0].text, title):
+        return blocks[1:]
+    return blocks
+
+
 def _split_list(value: object) -> list[str]:
     if value is None:
         return []
@@ -85,8 +92,7 @@ def load_markdown(path: Path, doc_id: str) -> SourceDocument:
     blocks = markdown_blocks(body)
     if meta.get("title"):
         title = meta["title"]
-        if blocks and blocks[0].kind == "heading" and _same_title(blocks[0].text, title):
-            blocks = blocks[1:]  # the page's own H1 repeats the title; a different one stays as a heading
+        blocks = _drop_repeated_title(blocks, title)  # a first heading that says something else stays
     else:
         title, blocks = _title_from(blocks, path.stem.replace("-", " ").replace("_", " "))
     return SourceDocument(
@@ -162,9 +168,9 @@ def parse_jsonl_document(record: dict[str, object], where: str) -> SourceDocumen
     is_markdown = bool(re.search(r"^#{1,6}\s", text, flags=re.MULTILINE))
     blocks = markdown_blocks(text) if is_markdown else plain_text_blocks(text)
     title = str(record["title"]).strip()
-    # Corpus texts often repeat the title as their first line: it is on every chunk already.
-    if blocks and blocks[0].kind == "heading" and _same_title(blocks[0].text, title):
-        blocks = blocks[1:]
+    stripped = _drop_repeated_title(blocks, title)
+    if len(stripped) < len(blocks):
+        blocks = stripped
     elif blocks and blocks[0].kind == "heading" and not is_markdown:
         # A plain text that opens with its own heading names what the whole text is about (e.g. "Original Card
         # for a Foreign Born U.S. Citizen Adult" under a shared site title): it heads every section below it.
