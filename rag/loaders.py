@@ -5,6 +5,7 @@ A loader raises `LoadError` with a reason a person can act on; ingestion reports
 
 from __future__ import annotations
 
+import io
 import json
 import re
 from collections.abc import Iterator
@@ -122,11 +123,20 @@ def load_text(path: Path, doc_id: str) -> SourceDocument:
 
 def load_pdf(path: Path, doc_id: str) -> SourceDocument:
     """Text per page with page numbers kept; outline entries (bookmarks) are recognised as headings."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise LoadError(f"unreadable PDF ({exc.__class__.__name__}: {exc})") from exc
+    return load_pdf_bytes(data, doc_id, path.stem.replace("-", " ").replace("_", " "), updated=_mtime(path))
+
+
+def load_pdf_bytes(data: bytes, doc_id: str, fallback_title: str, updated: str | None = None) -> SourceDocument:
+    """A PDF held in memory (a file's bytes, or a download that never touches the disk)."""
     from pypdf import PdfReader
     from pypdf.errors import PyPdfError
 
     try:
-        reader = PdfReader(str(path))
+        reader = PdfReader(io.BytesIO(data))
         outline_titles = _outline_titles(reader)
         blocks: list[Block] = []
         for number, page in enumerate(reader.pages, start=1):
@@ -137,8 +147,8 @@ def load_pdf(path: Path, doc_id: str) -> SourceDocument:
         raise LoadError(f"unreadable PDF ({exc.__class__.__name__}: {exc})") from exc
     if not any(b.kind != "heading" for b in blocks):
         raise LoadError("PDF has no extractable text (scanned images need OCR first)")
-    title, blocks = _title_from(blocks, meta_title.strip() or path.stem.replace("-", " ").replace("_", " "))
-    return SourceDocument(doc_id=doc_id, title=meta_title.strip() or title, blocks=blocks, updated=_mtime(path))
+    title, blocks = _title_from(blocks, meta_title.strip() or fallback_title)
+    return SourceDocument(doc_id=doc_id, title=meta_title.strip() or title, blocks=blocks, updated=updated)
 
 
 def _outline_titles(reader: object) -> set[str]:
