@@ -14,6 +14,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from bot.crawl_command import add_crawl_parser
 from bot.runtime import build_core
 from bot.settings import Settings
 from rag.evaluation import evaluate, ranked_doc_ids, read_questions
@@ -155,6 +156,7 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--store", type=Path, help="use this store (ingested into when --corpus is also given)")
     ev.add_argument("--depth", type=int, default=60, help="chunks retrieved per question for the document ranking")
     ev.set_defaults(func=cmd_eval)
+    add_crawl_parser(sub)
     return parser
 
 

@@ -1,0 +1,107 @@
+"""What the last crawl saw of each URL: validators for conditional requests, the document it became, its links.
+
+A small SQLite file beside the knowledge store (`knowledge.crawl_state.sqlite3` for `knowledge.sqlite3`), so two
+stores never share validators: a 304 is trusted only for a page whose document is in *this* store. Links are
+remembered because a 304 has no body, and the pages it links to must still be visited.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS pages (
+    url TEXT PRIMARY KEY,          -- the URL fetched (normalised), after redirects
+    site TEXT NOT NULL,            -- the crawl scope it belongs to ("host/path/")
+    doc_id TEXT NOT NULL,
+    content_hash TEXT NOT NULL,    -- of the document as stored
+    etag TEXT,
+    last_modified TEXT,
+    links TEXT NOT NULL DEFAULT '[]',
+    seen_at TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS pages_site ON pages(site);
+CREATE INDEX IF NOT EXISTS pages_doc ON pages(doc_id);
+"""
+
+
+def state_path_for(store_path: Path) -> Path:
+    return store_path.with_name(f"{store_path.stem}.crawl_state.sqlite3")
+
+
+@dataclass(slots=True)
+class PageState:
+    url: str
+    site: str
+    doc_id: str
+    content_hash: str
+    etag: str | None = None
+    last_modified: str | None = None
+    links: list[str] = field(default_factory=list)
+
+    def conditional_headers(self) -> dict[str, str]:
+        headers = {}
+        if self.etag:
+            headers["If-None-Match"] = self.etag
+        if self.last_modified:
+            headers["If-Modified-Since"] = self.last_modified
+        return headers
+
+
+class CrawlState:
+    """Used from the event loop's thread only; writes are committed in small batches."""
+
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self._db = sqlite3.connect(str(path))
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.executescript(_SCHEMA)
+        except sqlite3.DatabaseError as exc:
+            raise RuntimeError(f"cannot open the crawl state {path}: {exc}") from exc
+        self._pending = 0
+
+    def get(self, url: str) -> PageState | None:
+        row = self._db.execute("SELECT url, site, doc_id, content_hash, etag, last_modified, links FROM pages"
+                               " WHERE url=?", (url,)).fetchone()
+        if row is None:
+            return None
+        url_, site, doc_id, content_hash, etag, last_modified, links = row
+        return PageState(url_, site, doc_id, content_hash, etag, last_modified, json.loads(links))
+
+    def put(self, page: PageState) -> None:
+        now = datetime.now(UTC).isoformat(timespec="seconds")
+        self._db.execute(
+            "INSERT OR REPLACE INTO pages(url, site, doc_id, content_hash, etag, last_modified, links, seen_at)"
+            " VALUES (?,?,?,?,?,?,?,?)",
+            (page.url, page.site, page.doc_id, page.content_hash, page.etag, page.last_modified,
+             json.dumps(page.links), now))
+        self._written()
+
+    def forget(self, url: str) -> None:
+        self._db.execute("DELETE FROM pages WHERE url=?", (url,))
+        self._written()
+
+    def forget_documents(self, doc_ids: list[str]) -> None:
+        self._db.executemany("DELETE FROM pages WHERE doc_id=?", [(d,) for d in doc_ids])
+        self._written()
+
+    def doc_ids(self, site: str) -> set[str]:
+        return {row[0] for row in self._db.execute("SELECT doc_id FROM pages WHERE site=?", (site,))}
+
+    def _written(self) -> None:
+        self._pending += 1
+        if self._pending >= 50:
+            self.commit()
+
+    def commit(self) -> None:
+        self._db.commit()
+        self._pending = 0
+
+    def close(self) -> None:
+        self.commit()
+        self._db.close()
