@@ -27,7 +27,8 @@ def add_crawl_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPar
                     "embedded again; --prune removes the documents of pages that are gone, after a complete crawl.")
     crawl_parser.add_argument("urls", nargs="*", metavar="URL", help="start page(s), e.g. https://www.fns.usda.gov/snap/")
     crawl_parser.add_argument("--sitemap", action="append", default=[], metavar="URL",
-                              help="also visit every page of this sitemap or sitemap index (repeatable)")
+                              help="also visit every page of this sitemap or sitemap index (repeatable); pages outside "
+                                   "the start URLs' scope are skipped, and a sitemap alone covers its whole host")
     crawl_parser.add_argument("--max-pages", type=int, default=1000, metavar="N",
                               help="stop after visiting N pages (default 1000); a crawl cut short never prunes")
     crawl_parser.add_argument("--concurrency", type=int, default=4, metavar="N",

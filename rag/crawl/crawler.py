@@ -129,8 +129,11 @@ class _Crawl:
         store.check_embedder(self.ingestor.embedder.name, self.ingestor.embedder.dim)  # fail before any fetch
         self.known = store.document_hashes()
         starts = [u for u in (normalize_url(s) for s in self.config.start_urls) if u]
-        for url in starts or [u for u in (normalize_url(s) for s in self.config.sitemaps) if u]:
+        for url in starts:
             self.frontier.add_scope(Scope.of(url, self.config.any_path))
+        if not starts:  # a sitemap alone speaks for its whole host (sitemaps often sit in a folder of their own)
+            for url in filter(None, map(normalize_url, self.config.sitemaps)):
+                self.frontier.add_scope(Scope.of(url, any_path=True))
         connector = aiohttp.TCPConnector(limit=self.config.concurrency, ttl_dns_cache=300)
         async with aiohttp.ClientSession(headers={"User-Agent": self.config.policy.user_agent},
                                          connector=connector, trust_env=True) as session:
@@ -179,11 +182,11 @@ class _Crawl:
     async def _ticker(self, started: float) -> None:
         assert self.progress is not None
         while True:
-            await asyncio.sleep(0.5)
             elapsed = time.perf_counter() - started
             self.progress.write(f"\rcrawl: {self.result.fetched} fetched, {self.queue.qsize()} queued, "
                                 f"{len(self.result.failures)} failed, {self.result.fetched / elapsed:.1f} pages/s\033[K")
             self.progress.flush()
+            await asyncio.sleep(0.5)
 
     # -- sources of URLs -----------------------------------------------------------------------------------
 

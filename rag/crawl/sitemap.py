@@ -35,6 +35,8 @@ def _gunzip(data: bytes) -> bytes:
     out = inflater.decompress(data, MAX_SITEMAP_BYTES + 1)
     if len(out) > MAX_SITEMAP_BYTES:
         raise SitemapError(f"larger than {MAX_SITEMAP_BYTES // MB} MB once decompressed")
+    if not inflater.eof:
+        raise SitemapError("broken gzip (truncated)")
     return out
 
 
