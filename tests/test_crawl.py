@@ -252,6 +252,32 @@ def test_validators_are_not_trusted_for_a_document_missing_from_the_store(core: 
     assert again.ingest.added == 1 and web_id(local, "kb/snap.html") in stored(core)
 
 
+def test_new_tags_are_applied_even_to_pages_that_did_not_change(core: Core) -> None:
+    routes = _small_site()
+    for spec in routes.values():
+        spec.etag = '"v1"'
+    with Site(routes) as local:
+        run(core, local.url("/kb/"))
+        local.hits.clear()
+        tagged = run(core, local.url("/kb/"), tags=["snap"])
+    assert not any("If-None-Match" in h.headers for h in local.hits)  # validators were for the old tags
+    assert tagged.not_modified == 0 and tagged.ingest.updated == 4
+    assert {hit.chunk.doc_id for hit in core.retriever.search("SNAP food", tags=["snap"])} >= {web_id(local, "kb")}
+
+
+def test_forbidden_page_blocks_prune_but_a_non_page_link_does_not(core: Core) -> None:
+    routes = _small_site()
+    routes["/kb/"].body = str(routes["/kb/"].body).replace("</main>", '<a href="/kb/data">data</a></main>')
+    routes["/kb/data"] = Resp('{"a": 1}', content_type="application/json")
+    with Site(routes) as local:
+        clean = run(core, local.url("/kb/"), prune=True)
+        local.routes["/kb/wic.html"] = Resp("Forbidden", status=403)  # a firewall, say: its links are hidden
+        blocked = run(core, local.url("/kb/"), prune=True)
+    assert clean.pruned and clean.failures[local.url("/kb/data")].startswith("not a web page or PDF")
+    assert not blocked.pruned and blocked.failures[local.url("/kb/wic.html")] == "HTTP 403"
+    assert web_id(local, "kb/wic.html") in stored(core)
+
+
 def test_unchanged_content_without_validators_is_not_reembedded(core: Core) -> None:
     with Site(_small_site()) as local:
         run(core, local.url("/kb/"))

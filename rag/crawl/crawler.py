@@ -14,6 +14,7 @@ it links to were then never discovered.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import sys
 import time
@@ -120,6 +121,7 @@ class _Crawl:
         self.robots: dict[str, asyncio.Future[RobotsRules]] = {}
         self.unreachable_hosts: set[str] = set()
         self.fetcher: Fetcher
+        self.options = json.dumps([sorted(set(config.tags)), list(config.groups)])
 
     # -- the run -------------------------------------------------------------------------------------------
 
@@ -182,7 +184,7 @@ class _Crawl:
     async def _ticker(self, started: float) -> None:
         assert self.progress is not None
         while True:
-            elapsed = time.perf_counter() - started
+            elapsed = max(time.perf_counter() - started, 1e-6)
             self.progress.write(f"\rcrawl: {self.result.fetched} fetched, {self.queue.qsize()} queued, "
                                 f"{len(self.result.failures)} failed, {self.result.fetched / elapsed:.1f} pages/s\033[K")
             self.progress.flush()
@@ -261,14 +263,15 @@ class _Crawl:
             current = chain[-1]
             rules = await self._robots_for(current)
             if rules.blocked_reason:
-                self._failed(url, current, rules.blocked_reason, transient=True,
+                self._failed(url, current, rules.blocked_reason, hides_links=True,
                              unreachable=is_start and host_of(current) in self.unreachable_hosts)
                 return
             if not rules.allowed(current):
                 self.result.skipped[url] = "disallowed by robots.txt"
                 return
             prior = self.state.get(current)
-            trusted = prior is not None and self.known.get(prior.doc_id) == prior.content_hash
+            trusted = (prior is not None and self.known.get(prior.doc_id) == prior.content_hash
+                       and prior.options == self.options)
             fetched = await self.fetcher.get(current, prior.conditional_headers() if prior and trusted else {},
                                              wanted=wanted_type)
             if fetched.status in (301, 302, 303, 307, 308):
@@ -291,7 +294,8 @@ class _Crawl:
             return
         if not fetched.ok:
             reason = fetched.error or f"unexpected HTTP {fetched.status}"
-            self._failed(url, current, reason, transient=fetched.transient, unreachable=fetched.unreachable and is_start)
+            self._failed(url, current, reason, hides_links=not fetched.wrong_type,
+                         unreachable=fetched.unreachable and is_start)
             return
         self.result.fetched += 1
         scope = self.frontier.scope_for(current)
@@ -326,14 +330,17 @@ class _Crawl:
         url = normalize_url(href, base) if href else None
         return url if url and self.frontier.scope_for(url) is not None else None
 
-    def _failed(self, url: str, current: str, reason: str, *, transient: bool = False, unreachable: bool = False,
+    def _failed(self, url: str, current: str, reason: str, *, hides_links: bool = False, unreachable: bool = False,
                 keep: bool = True) -> None:
-        """Record a failure. Unless the page is gone, whatever it contributed before is kept through a prune."""
+        """Record a failure. Unless the page is gone, whatever it contributed before is kept through a prune.
+
+        `hides_links`: the page probably exists with content we did not read (timeout, server error, 403, too
+        large), so pages linked only from it were never discovered and a prune would delete them wrongly."""
         self.result.failures[url] = reason if url == current else f"{reason} (at {current})"
         if keep:
             prior = self.state.get(current)
             self.kept.update({doc_id_for_url(current), *([prior.doc_id] if prior else [])})
-        if transient and not looks_like_pdf(current):
+        if hides_links and not looks_like_pdf(current):
             self.result.incomplete.append(f"{current} failed ({reason}): the pages it links to may be missed")
         if unreachable:
             self.result.unreachable.append(url)
@@ -357,7 +364,7 @@ class _Crawl:
         links = [u for u in (normalize_url(x) for x in page.links) if u and self.frontier.scope_for(u)]
         remembered = PageState(url=current, site=scope.key, doc_id=doc.doc_id, content_hash=doc.content_hash,
                                etag=fetched.headers.get("etag"), last_modified=fetched.headers.get("last-modified"),
-                               links=sorted(set(links)))
+                               links=sorted(set(links)), options=self.options)
         await self.docs.put(_Stored(doc, remembered))
 
     # -- the single writer ---------------------------------------------------------------------------------

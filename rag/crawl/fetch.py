@@ -46,6 +46,7 @@ class FetchResult:
     error: str | None = None  # why there is no usable response
     transient: bool = False  # the error may go away (timeout, server error): the page may still exist
     unreachable: bool = False  # no connection could be made to the host at all
+    wrong_type: bool = False  # answered, but with a body that is neither HTML nor PDF (not read)
     canonical: str | None = None  # from a `Link: <...>; rel="canonical"` header (PDFs have no <link> tag)
 
     @property
@@ -142,6 +143,7 @@ class Fetcher:
                     return result  # 3xx (redirect, 304 Not Modified): no body wanted
                 if wanted is not None and not wanted(result.content_type):
                     result.error = f"not a web page or PDF ({result.content_type or 'no content type'})"
+                    result.wrong_type = True
                     return result
                 if resp.content_length is not None and resp.content_length > max_bytes:
                     result.error = f"too large ({resp.content_length / MB:.1f} MB, limit {max_bytes / MB:.0f} MB)"

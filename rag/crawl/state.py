@@ -22,6 +22,7 @@ CREATE TABLE IF NOT EXISTS pages (
     etag TEXT,
     last_modified TEXT,
     links TEXT NOT NULL DEFAULT '[]',
+    options TEXT NOT NULL DEFAULT '',  -- tags and groups the document was stored with
     seen_at TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS pages_site ON pages(site);
@@ -42,6 +43,7 @@ class PageState:
     etag: str | None = None
     last_modified: str | None = None
     links: list[str] = field(default_factory=list)
+    options: str = ""  # a 304 keeps the stored document only if it was stored with the same tags and groups
 
     def conditional_headers(self) -> dict[str, str]:
         headers = {}
@@ -66,20 +68,20 @@ class CrawlState:
         self._pending = 0
 
     def get(self, url: str) -> PageState | None:
-        row = self._db.execute("SELECT url, site, doc_id, content_hash, etag, last_modified, links FROM pages"
-                               " WHERE url=?", (url,)).fetchone()
+        row = self._db.execute("SELECT url, site, doc_id, content_hash, etag, last_modified, links, options"
+                               " FROM pages WHERE url=?", (url,)).fetchone()
         if row is None:
             return None
-        url_, site, doc_id, content_hash, etag, last_modified, links = row
-        return PageState(url_, site, doc_id, content_hash, etag, last_modified, json.loads(links))
+        url_, site, doc_id, content_hash, etag, last_modified, links, options = row
+        return PageState(url_, site, doc_id, content_hash, etag, last_modified, json.loads(links), options)
 
     def put(self, page: PageState) -> None:
         now = datetime.now(UTC).isoformat(timespec="seconds")
         self._db.execute(
-            "INSERT OR REPLACE INTO pages(url, site, doc_id, content_hash, etag, last_modified, links, seen_at)"
-            " VALUES (?,?,?,?,?,?,?,?)",
+            "INSERT OR REPLACE INTO pages(url, site, doc_id, content_hash, etag, last_modified, links, options,"
+            " seen_at) VALUES (?,?,?,?,?,?,?,?,?)",
             (page.url, page.site, page.doc_id, page.content_hash, page.etag, page.last_modified,
-             json.dumps(page.links), now))
+             json.dumps(page.links), page.options, now))
         self._written()
 
     def forget(self, url: str) -> None:
