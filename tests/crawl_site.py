@@ -10,7 +10,7 @@ import asyncio
 import gzip
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Self
@@ -51,7 +51,7 @@ Route = Resp | Callable[[web.Request], Resp]
 class Site:
     """`with Site(routes) as site:`; `site.url("/a")`; `site.paths()` lists what was requested, in order."""
 
-    def __init__(self, routes: dict[str, Route] | None = None) -> None:
+    def __init__(self, routes: Mapping[str, Route] | None = None) -> None:
         self.routes: dict[str, Route] = dict(routes or {})
         self.hits: list[Hit] = []
         self.port = 0

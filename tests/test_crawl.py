@@ -8,6 +8,7 @@ import re
 import socket
 import sqlite3
 from collections import Counter
+from collections.abc import Iterator
 from itertools import pairwise
 from pathlib import Path
 
@@ -56,7 +57,7 @@ def page(title: str, text: str, links: str = "") -> str:
 
 
 @pytest.fixture
-def site() -> Site:
+def site() -> Iterator[Site]:
     with fixture_site(PDF) as served:
         yield served
 

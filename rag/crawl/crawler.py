@@ -90,8 +90,8 @@ class CrawlResult:
         s = self.ingest
         return (f"{self.fetched} pages fetched, {self.unchanged} unchanged ({self.not_modified} not modified), "
                 f"{s.added} added, {s.updated} updated, {s.removed} removed, "
-                f"{len(self.failures) + s.failed} failed, {len(self.skipped)} skipped; {s.chunks} chunks written "
-                f"in {self.seconds:.1f} s ({self.rate:.1f} pages/s)")
+                f"{len(self.failures) + s.failed} failed, {len(self.skipped)} skipped; {s.chunks} chunks written; "
+                f"{self.seconds:.1f} s, {self.rate:.1f} pages/s")
 
 
 @dataclass(slots=True)
@@ -313,7 +313,7 @@ class _Crawl:
         if target is None:
             self._failed(url, chain[-1], f"HTTP {fetched.status} redirect without a usable Location")
         elif target in chain:
-            self._failed(url, chain[-1], "redirect loop: " + " -> ".join([*chain, target]))
+            self._failed(url, chain[-1], "redirect loop: " + " -> ".join(_local(u) for u in [*chain, target]))
         elif len(chain) > MAX_REDIRECTS:
             self._failed(url, chain[-1], f"more than {MAX_REDIRECTS} redirects")
         else:
@@ -336,7 +336,7 @@ class _Crawl:
 
         `hides_links`: the page probably exists with content we did not read (timeout, server error, 403, too
         large), so pages linked only from it were never discovered and a prune would delete them wrongly."""
-        self.result.failures[url] = reason if url == current else f"{reason} (at {current})"
+        self.result.failures[url] = reason if url == current or "loop" in reason else f"{reason} (at {current})"
         if keep:
             prior = self.state.get(current)
             self.kept.update({doc_id_for_url(current), *([prior.doc_id] if prior else [])})
@@ -417,6 +417,12 @@ class _Crawl:
         self.state.forget_documents(stale)
         self.state.commit()
         return removed
+
+
+def _local(url: str) -> str:
+    """/path?query of a URL: enough to read a redirect chain on one site."""
+    parts = urlsplit(url)
+    return parts.path + (f"?{parts.query}" if parts.query else "")
 
 
 async def crawl(config: CrawlConfig, ingestor: Ingestor, state: CrawlState,
