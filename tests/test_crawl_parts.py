@@ -160,7 +160,7 @@ def _resolve_in(prefix: str):  # type: ignore[no-untyped-def]
 def test_build_page_uses_an_in_scope_canonical_and_ignores_a_foreign_one() -> None:
     html = ('<html><head><title>T | Site</title><link rel="canonical" href="{c}"><base href="/kb/"></head>'
             '<body><nav><a href="menu.html">menu</a></nav><main><h1>Students</h1><p>Text.</p>'
-            '<a href="next.html" rel="nofollow">no</a></main></body></html>')
+            '<a href="next.html" rel="nofollow">no</a><a href="http://[broken">typo</a></main></body></html>')
     headers = {"content-type": "text/html"}
     resolve = _resolve_in("https://h.gov/kb/")
     page = build_page("https://h.gov/kb/s?ref=1", html.replace("{c}", "/kb/s").encode(), headers,

@@ -121,7 +121,10 @@ def _html_page(url: str, body: bytes, headers: dict[str, str], header_canonical:
     base = url
     base_node = tree.css_first("base[href]")
     if base_node is not None and (href := (base_node.attributes.get("href") or "").strip()):
-        base = urljoin(url, href)
+        try:
+            base = urljoin(url, href)
+        except ValueError:
+            pass
     meta: dict[str, str] = {}
     for node in tree.css("meta[content]"):
         key = (node.attributes.get("name") or node.attributes.get("property") or "").strip().lower()
@@ -133,7 +136,10 @@ def _html_page(url: str, body: bytes, headers: dict[str, str], header_canonical:
         # Links anywhere in the page, menus included: a section's menu is often the only list of its pages.
         for a in tree.css("a[href], area[href]"):
             if "nofollow" not in (a.attributes.get("rel") or "").lower().split():
-                links.append(urljoin(base, (a.attributes.get("href") or "").strip()))
+                try:
+                    links.append(urljoin(base, (a.attributes.get("href") or "").strip()))
+                except ValueError:  # "http://[broken": a typo in one link is no reason to lose the page
+                    continue
     if "noindex" in directives or "none" in directives:
         return Page(None, links=links, note="noindex (meta robots)")
     page = extract_html(html)
