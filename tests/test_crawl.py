@@ -304,10 +304,10 @@ def test_max_pages_stops_the_crawl(core: Core) -> None:
 def test_slow_page_times_out_without_stopping_the_run(core: Core) -> None:
     routes = _small_site()
     routes["/kb/liheap.html"] = Resp(page("LIHEAP", "Slow."), delay=3.0)
-    policy = FetchPolicy(timeout=0.3, retries=1, backoff=0.01)
+    policy = FetchPolicy(timeout=0.5, retries=1, backoff=0.01)
     with Site(routes) as local:
         result = run(core, local.url("/kb/"), policy=policy, prune=True)
-    assert result.failures[local.url("/kb/liheap.html")] == "timed out after 0.3 s"
+    assert result.failures[local.url("/kb/liheap.html")] == "timed out after 0.5 s"
     assert local.paths().count("/kb/liheap.html") == 2  # retried once
     assert result.ingest.added == 3 and not result.pruned  # a timed-out page may hide links
 
@@ -348,7 +348,7 @@ def test_polite_delay_spaces_requests_to_one_host_and_progress_is_shown(core: Co
     with Site(_small_site()) as local:
         run(core, local.url("/kb/"), delay=0.15, concurrency=4, progress=progress)
     times = [h.at for h in local.hits]
-    assert len(times) == 5 and all(b - a >= 0.13 for a, b in pairwise(times))
+    assert len(times) == 5 and all(b - a >= 0.1 for a, b in pairwise(times))  # 0.15 s, less arrival jitter
     assert re.search(r"crawl: [1-4] fetched, \d+ queued, 0 failed, [\d.]+ pages/s", progress.getvalue())
 
 
@@ -367,7 +367,7 @@ def test_robots_crawl_delay_and_noindex_are_respected(core: Core) -> None:
     assert web_id(local, "kb/snap.html") not in ids and web_id(local, "kb/extra.html") in ids
     assert result.skipped[local.url("/kb/snap.html")] == "noindex (meta robots)"
     times = [h.at for h in local.hits]
-    assert all(b - a >= 0.18 for a, b in pairwise(times[1:]))  # Crawl-delay after robots.txt
+    assert all(b - a >= 0.15 for a, b in pairwise(times[1:]))  # Crawl-delay after robots.txt
 
 
 # ------------------------------------------------------------------------------------- the command line
