@@ -1,4 +1,4 @@
-"""The `navibot` command: ingest documents, search them, evaluate retrieval."""
+"""The `navibot` command: ingest documents, search them, ask questions, chat, evaluate."""
 
 from __future__ import annotations
 
@@ -15,10 +15,14 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from bot.crawl_command import add_crawl_parser
-from bot.runtime import build_core
+from bot.runtime import Bot, build_bot, build_core, build_engine
 from bot.settings import Settings
-from rag.evaluation import evaluate, ranked_doc_ids, read_questions
+from bot.terminal import ask, chat
+from rag.citations import Citation
+from rag.evaluation import EvalTurn, evaluate, ranked_doc_ids, read_questions, squash
 from rag.models import SearchHit
+from rag.moods import Mood, MoodBook, MoodFileError
+from rag.rewrite import exchanges_from_messages
 from rag.store import EmbeddingMismatch
 
 EXIT_USAGE = 2
@@ -86,6 +90,61 @@ def cmd_search(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+def _open_bot_with_knowledge(args: argparse.Namespace, settings: Settings) -> Bot:
+    """The bot on the configured store; an empty store first gets the bundled demo knowledge base."""
+    bot = build_bot(settings, args.store)
+    try:
+        if bot.core.store.counts()["chunks"] == 0:
+            print("The knowledge store is empty: loading the bundled demo knowledge base first.", file=sys.stderr)
+            summary = bot.core.ingestor.ingest_paths([demo_kb_path()])
+            print(f"ingest: {summary.line()}", file=sys.stderr)
+    except BaseException:
+        bot.close()
+        raise
+    return bot
+
+
+def cmd_ask(args: argparse.Namespace, settings: Settings) -> int:
+    question = " ".join(args.question).strip()
+    if not question:
+        raise UserError('the question is empty: navibot ask "can college students get SNAP?"')
+    if len(question) > settings.max_question_chars:
+        raise UserError(f"the question is {len(question):,} characters long; the limit is "
+                        f"{settings.max_question_chars:,} (NAVIBOT_MAX_QUESTION_CHARS)")
+    bot = _open_bot_with_knowledge(args, settings)
+    try:
+        if args.mood and bot.moods.get(args.mood) is None:
+            raise UserError(f"unknown mood {args.mood!r}; choose one of: {', '.join(bot.moods.names)}")
+        return ask(bot, question, args.mood, args.json)
+    finally:
+        bot.close()
+
+
+def cmd_chat(args: argparse.Namespace, settings: Settings) -> int:
+    bot = _open_bot_with_knowledge(args, settings)
+    try:
+        return chat(bot)
+    finally:
+        bot.close()
+
+
+def _default_mood(settings: Settings) -> Mood:
+    book = MoodBook(settings.moods_file)
+    return book.resolve(None)
+
+
+def _corpus_texts(path: Path) -> dict[str, str]:
+    texts: dict[str, str] = {}
+    for line in path.read_text(encoding="utf-8").split("\n"):
+        try:
+            record = json.loads(line) if line.strip() else None
+        except json.JSONDecodeError:
+            continue
+        if isinstance(record, dict) and isinstance(record.get("doc_id"), str):
+            texts[record["doc_id"]] = squash(f"{record.get('title', '')} {record.get('text', '')}")
+    return texts
+
+
 def cmd_eval(args: argparse.Namespace, settings: Settings) -> int:
     for path in (args.corpus, args.questions):
         if path and not path.is_file():
@@ -107,17 +166,30 @@ def cmd_eval(args: argparse.Namespace, settings: Settings) -> int:
                 raise UserError("nothing to search: give --corpus, or --store with an ingested store")
 
             total = core.store.counts()["chunks"]
+            engine = build_engine(core)
+            mood = _default_mood(settings)
+            sources = _corpus_texts(args.corpus) if args.corpus else {}
 
-            def search(question: str, history: list[dict[str, str]]) -> list[SearchHit]:
+            def is_verbatim(citation: Citation) -> bool:
+                """Checked against the corpus file itself when given, else against the stored paragraph."""
+                if args.corpus:
+                    return squash(citation.quote) in sources.get(citation.doc_id, "")
+                chunks = core.store.get_chunks([citation.chunk_id])
+                return any(s.sub_id == citation.sub_id and s.text == citation.quote
+                           for c in chunks for s in c.subchunks)
+
+            def run(question: str, history: list[dict[str, str]]) -> EvalTurn:
                 # Deepen until the ranking names at least 10 documents (or the store has no more chunks).
                 depth = max(args.depth, 10)
                 while True:
-                    hits = core.retriever.search(question, k=depth)
+                    rewrite, hits = engine.rewrite_and_retrieve(question, exchanges_from_messages(history), k=depth)
                     if len(ranked_doc_ids(hits)) >= 10 or depth >= total:
-                        return hits
+                        break
                     depth *= 4
+                outcome = engine.compose(rewrite, hits, mood)
+                return EvalTurn(hits, rewrite.standalone, outcome.text, outcome.kind != "answer", outcome.citations)
 
-            report = evaluate(questions, search, args.out)
+            report = evaluate(questions, run, args.out, is_verbatim)
         finally:
             core.close()
     print(report.table())
@@ -149,13 +221,23 @@ def build_parser() -> argparse.ArgumentParser:
     search.add_argument("--store", type=Path)
     search.set_defaults(func=cmd_search)
 
-    ev = sub.add_parser("eval", help="measure retrieval on labelled questions (doc2dial format)")
+    ev = sub.add_parser("eval", help="measure retrieval and answers on labelled questions (doc2dial format)")
     ev.add_argument("--corpus", type=Path, help="JSONL corpus, ingested into a fresh store")
     ev.add_argument("--questions", type=Path, required=True)
     ev.add_argument("--out", type=Path, required=True, help="JSONL results, one line per question")
     ev.add_argument("--store", type=Path, help="use this store (ingested into when --corpus is also given)")
     ev.add_argument("--depth", type=int, default=60, help="chunks retrieved per question for the document ranking")
     ev.set_defaults(func=cmd_eval)
+    ask_parser = sub.add_parser("ask", help="answer one question with quotes (loads the demo pages into an empty store)")
+    ask_parser.add_argument("question", nargs="*")
+    ask_parser.add_argument("--mood", help="answer tone, e.g. concise, formal, elderly, emoji (see `navibot chat`, `mood`)")
+    ask_parser.add_argument("--json", action="store_true", help="print the reply as JSON")
+    ask_parser.add_argument("--store", type=Path, help="SQLite store file (default: from settings)")
+    ask_parser.set_defaults(func=cmd_ask)
+
+    chat_parser = sub.add_parser("chat", help="an interactive conversation with history, commands and feedback")
+    chat_parser.add_argument("--store", type=Path, help="SQLite store file (default: from settings)")
+    chat_parser.set_defaults(func=cmd_chat)
     add_crawl_parser(sub)
     return parser
 
@@ -173,7 +255,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValidationError as exc:
         problems = "; ".join(f"NAVIBOT_{'_'.join(map(str, e['loc'])).upper()}: {e['msg']}" for e in exc.errors())
         print(f"navibot: invalid setting: {problems}", file=sys.stderr)
-    except (UserError, EmbeddingMismatch) as exc:
+    except (UserError, EmbeddingMismatch, MoodFileError) as exc:
         print(f"navibot: {exc}", file=sys.stderr)
     except RuntimeError as exc:  # store cannot be opened, model files missing: say it plainly
         print(f"navibot: {exc}", file=sys.stderr)

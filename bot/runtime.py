@@ -1,15 +1,22 @@
-"""Wires the retrieval core from settings: one place that decides which store and embedder are used."""
+"""Wires the parts from settings: one place that decides which store, embedder, rewriter and answerer are used."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
 
+from bot.conversations import ConversationStore
+from bot.handler import TurnHandler
 from bot.settings import Settings
+from bot.sqlite_conversations import SQLiteConversationStore
 from rag.chunking import Chunker
 from rag.embedding import Embedder, WordLlamaEmbedder
+from rag.engine import Engine
+from rag.extractive import ExtractiveAnswerer
 from rag.ingest import Ingestor
+from rag.moods import MoodBook
 from rag.retrieve import Retriever
+from rag.rewrite import HeuristicRewriter, TitleStems
 from rag.sqlite_store import SQLiteKnowledgeStore
 from rag.store import KnowledgeStore
 
@@ -36,3 +43,37 @@ def build_core(settings: Settings, store_path: Path | None = None) -> Core:
         ingestor=Ingestor(store, embedder, Chunker(settings.chunk_max_words)),
         retriever=Retriever(store, embedder, candidates=settings.candidates),
     )
+
+
+def build_engine(core: Core) -> Engine:
+    titles = TitleStems(lambda: [d.title for d in core.store.documents()])
+    return Engine(core.retriever, HeuristicRewriter(titles), ExtractiveAnswerer(core.embedder),
+                  top_k=core.settings.top_k, min_coverage=core.settings.min_coverage)
+
+
+@dataclass(slots=True)
+class Bot:
+    """The core plus the conversation layer: what `navibot ask/chat` and the chat adapters run on."""
+
+    core: Core
+    engine: Engine
+    conversations: ConversationStore
+    moods: MoodBook
+    handler: TurnHandler
+
+    def close(self) -> None:
+        self.conversations.close()
+        self.core.close()
+
+
+def build_bot(settings: Settings, store_path: Path | None = None, conversations_path: Path | None = None) -> Bot:
+    moods = MoodBook(settings.moods_file)  # read first: a broken moods file is reported before anything opens
+    core = build_core(settings, store_path)
+    try:
+        conversations = SQLiteConversationStore(conversations_path or settings.conversations_path)
+    except RuntimeError:
+        core.close()
+        raise
+    engine = build_engine(core)
+    handler = TurnHandler(engine, conversations, moods, settings.history_turns, settings.max_question_chars)
+    return Bot(core, engine, conversations, moods, handler)

@@ -25,12 +25,29 @@ class Settings(BaseSettings):
     candidates: int = Field(default=50, ge=5, le=1000,
                             description="Top-N taken from each of vector and lexical search before fusion.")
 
+    conversations_file: Path = Field(default=Path("conversations.sqlite3"),
+                                     description="SQLite file of history, moods, answers and feedback.")
+    history_turns: int = Field(default=6, ge=1, le=50, description="Turns of a conversation kept as history.")
+    max_question_chars: int = Field(default=4000, ge=100, le=100_000,
+                                    description="Longer messages get a polite error instead of an answer.")
+    min_coverage: float = Field(default=0.6, ge=0.0, le=1.0,
+                                description="Share of the question's topic words the best sections must contain; "
+                                            "below it the bot says it could not find the answer.")
+    moods_file: Path | None = Field(default=None, description="TOML file of extra or changed moods.")
+
     @field_validator("data_dir", mode="after")
     @classmethod
     def _expand(cls, value: Path) -> Path:
         return value.expanduser()
 
+    def _in_data_dir(self, path: Path) -> Path:
+        path = path.expanduser()
+        return path if path.is_absolute() else self.data_dir / path
+
     @property
     def store_path(self) -> Path:
-        path = self.store_file.expanduser()
-        return path if path.is_absolute() else self.data_dir / path
+        return self._in_data_dir(self.store_file)
+
+    @property
+    def conversations_path(self) -> Path:
+        return self._in_data_dir(self.conversations_file)

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from bot.cli import main
-from rag.evaluation import contains_span, evaluate, ranked_doc_ids, reciprocal_rank
+from rag.citations import Citation
+from rag.evaluation import EvalTurn, contains_span, evaluate, ranked_doc_ids, reciprocal_rank
 from rag.models import Chunk, SearchHit, SubChunk
 from tests.conftest import write
 
@@ -44,15 +45,31 @@ QUESTIONS = [
 ]
 
 
+def _citation(doc: str, quote: str) -> Citation:
+    return Citation(1, doc, f"{doc}::0", f"{doc}::0.0", f"Doc {doc}", [], None, None, quote)
+
+
+# Answers fixed per question: q1 quotes its source (with the gold span), q2 misquotes, q3 quotes A without the
+# span, q4 is a no-answer.
+ANSWERS = {
+    "q1": [_citation("A", TEXTS["A"])],
+    "q2": [_citation("A", "You can apply for SSI by fax.")],
+    "q3": [_citation("A", TEXTS["A"]), _citation("C", TEXTS["C"])],
+    "q4": [],
+}
+
+
 def test_metrics_match_hand_computed_values(tmp_path: Path) -> None:
     seen_histories: list[int] = []
 
-    def search(question: str, history: list[dict[str, str]]) -> list[SearchHit]:
+    def run(question: str, history: list[dict[str, str]]) -> EvalTurn:
         seen_histories.append(len(history))
         qid = next(q["qid"] for q in QUESTIONS if q["question"] == question)
-        return [_hit(d) for d in RANKED[qid]]
+        cites = ANSWERS[qid]
+        return EvalTurn([_hit(d) for d in RANKED[qid]], question, "answer" if cites else "", not cites, cites)
 
-    report = evaluate(QUESTIONS, search, tmp_path / "out.jsonl")
+    report = evaluate(QUESTIONS, run, tmp_path / "out.jsonl",
+                      is_verbatim=lambda c: c.quote in TEXTS[c.doc_id])
     first, later = report.first.means(), report.later.means()
     # first turns: q1 (rank 1, span in top 3), q2 (rank 4, span not in top 3)
     assert first == pytest.approx({"n": 2, "recall@1": 0.5, "recall@3": 0.5, "recall@5": 1.0,
@@ -60,11 +77,18 @@ def test_metrics_match_hand_computed_values(tmp_path: Path) -> None:
     # later turns: q3 (rank 2, span in A's text), q4 (gold never retrieved)
     assert later == pytest.approx({"n": 2, "recall@1": 0.0, "recall@3": 0.5, "recall@5": 0.5,
                                    "mrr@10": (1 / 2 + 0) / 2, "span_recall@3": 0.5})
+    # answers: 3 of 4 answered; 4 citations of which 3 verbatim; span in citations for q1 and q2? q2's span
+    # "by phone" is not in its misquote, q3's "in person" is in A's text: 2 of 3 answered.
+    assert report.answers.means() == pytest.approx({"questions": 4, "answered": 3, "citations": 4,
+                                                    "verbatim_share": 3 / 4, "span_in_citations": 2 / 3,
+                                                    "no_answer_rate": 1 / 4})
     assert seen_histories == [0, 0, 1, 1]
     lines = [json.loads(x) for x in (tmp_path / "out.jsonl").read_text().splitlines()]
     assert [x["qid"] for x in lines] == ["q1", "q2", "q3", "q4"]
     assert lines[1]["ranked_doc_ids"] == ["B", "C", "D", "A"]
     assert lines[1]["chunks"][0] == {"chunk_id": "B::0", "doc_id": "B", "text": TEXTS["B"]}
+    assert lines[3]["no_answer"] is True and lines[3]["citations"] == []
+    assert lines[0]["citations"] == [{"doc_id": "A", "sub_id": "A::0.0", "quote": TEXTS["A"]}]
 
 
 def test_helpers() -> None:
@@ -101,7 +125,10 @@ def test_eval_command_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[s
         assert len(line["ranked_doc_ids"]) >= 10 and len(set(line["ranked_doc_ids"])) == len(line["ranked_doc_ids"])
         assert 1 <= len(line["chunks"]) <= 5
         assert set(line["chunks"][0]) == {"chunk_id", "doc_id", "text"}
+        assert {"answer", "no_answer", "citations", "standalone"} <= set(line)
     assert lines[0]["ranked_doc_ids"][0] == "d0"
+    assert lines[2]["standalone"] == "students and work study?"  # the later turn was rewritten with its history
+    assert "verbatim 100.0%" in printed
 
 
 def test_eval_command_reports_bad_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

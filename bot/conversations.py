@@ -1,0 +1,88 @@
+"""What the bot remembers between turns: history, mood preferences, answers and feedback.
+
+`ConversationStore` is the protocol; the embedded default is `bot.sqlite_conversations`, MongoDB comes later.
+Every write is durable when the method returns, so a reply is never sent for a turn that is not saved.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from rag.citations import Citation
+
+
+class UnknownAnswer(LookupError):
+    """Feedback for an answer id the store does not know (expired, mistyped, or from another installation)."""
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryTurn:
+    question: str
+    standalone: str
+    answer: str
+    cited_ids: list[str]
+
+
+@dataclass(slots=True)
+class AnswerRecord:
+    answer_id: str
+    conversation_key: str
+    platform: str
+    user: str
+    question: str
+    standalone: str
+    answer: str
+    kind: str  # "answer" or "no_answer"
+    mood: str
+    citations: list[Citation] = field(default_factory=list)
+    created: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class FeedbackRecord:
+    answer_id: str
+    user: str
+    helpful: bool
+    reason: str | None
+    question: str
+    standalone: str
+    answer: str
+    citations: list[dict[str, Any]]
+    platform: str
+    created: str
+    updated: str
+
+
+class ConversationStore(Protocol):
+    def history(self, conversation_key: str, limit: int) -> list[HistoryTurn]:
+        """The last `limit` turns, oldest first."""
+        ...
+
+    def append_turn(self, conversation_key: str, turn: HistoryTurn, keep: int) -> None:
+        """Add a turn and drop all but the newest `keep` of this conversation."""
+        ...
+
+    def clear_history(self, conversation_key: str) -> int: ...
+
+    def get_mood(self, preference_key: str) -> str | None: ...
+
+    def set_mood(self, preference_key: str, mood: str) -> None: ...
+
+    def claim_event(self, platform: str, event_id: str) -> bool:
+        """True the first time an event id is seen; False for a redelivery."""
+        ...
+
+    def save_answer(self, record: AnswerRecord) -> None: ...
+
+    def get_answer(self, answer_id: str) -> AnswerRecord | None: ...
+
+    def record_feedback(self, answer_id: str, user: str, helpful: bool, reason: str | None) -> FeedbackRecord:
+        """Insert or update (one rating per user and answer); raises UnknownAnswer."""
+        ...
+
+    def feedback(self, answer_id: str | None = None) -> list[FeedbackRecord]:
+        """All feedback (or that of one answer), oldest first, with the answer it rates."""
+        ...
+
+    def close(self) -> None: ...

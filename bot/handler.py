@@ -1,0 +1,108 @@
+"""The turn handler: everything between a platform's event and its rendered reply, whatever the platform.
+
+Commands, history, moods, the answer engine, saving the turn, feedback. Adapters call `handle(turn)` and
+`record_feedback(...)`; they never touch retrieval or the stores.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+
+from bot.commands import HELP, parse_command
+from bot.conversations import AnswerRecord, ConversationStore, FeedbackRecord, HistoryTurn, UnknownAnswer
+from bot.turns import Reply, ReplyKind, Turn
+from rag.engine import Engine
+from rag.moods import MoodBook
+from rag.rewrite import Exchange
+
+log = logging.getLogger(__name__)
+
+MAX_REASON_CHARS = 2000
+
+
+class FeedbackError(ValueError):
+    """Feedback that cannot be recorded (unknown answer id, bad reason); the message can be shown as is."""
+
+
+class TurnHandler:
+    def __init__(self, engine: Engine, conversations: ConversationStore, moods: MoodBook, history_turns: int = 6,
+                 max_question_chars: int = 4000) -> None:
+        self.engine = engine
+        self.conversations = conversations
+        self.moods = moods
+        self.history_turns = history_turns
+        self.max_question_chars = max_question_chars
+
+    def handle(self, turn: Turn, mood_override: str | None = None) -> Reply:
+        """Never raises: a failure becomes an error reply with a trace id that is also in the log."""
+        try:
+            if turn.event_id and not self.conversations.claim_event(turn.platform, turn.event_id):
+                return Reply(ReplyKind.DUPLICATE, "")
+            return self._handle(turn, mood_override)
+        except Exception:  # noqa: BLE001 - the navigator gets an apology, the log gets the traceback
+            trace = uuid.uuid4().hex[:12]
+            log.exception("turn failed (trace %s, conversation %s)", trace, turn.conversation_key)
+            return Reply(ReplyKind.ERROR, f"Sorry, something went wrong on my side. Please try again in a moment "
+                                          f"(trace id {trace}).")
+
+    def _handle(self, turn: Turn, mood_override: str | None) -> Reply:
+        text = turn.text.strip()
+        if not text:
+            return Reply(ReplyKind.COMMAND, HELP)
+        if len(text) > self.max_question_chars:
+            return Reply(ReplyKind.ERROR,
+                         f"That message is {len(text):,} characters long; I can take questions of up to "
+                         f"{self.max_question_chars:,}. Please ask one short question at a time.")
+        command = parse_command(text)
+        if command is not None:
+            return self._command(turn, command.name, command.argument)
+        mood = self.moods.resolve(mood_override or self.conversations.get_mood(turn.preference_key))
+        history = self.conversations.history(turn.conversation_key, self.history_turns)
+        outcome = self.engine.answer(text, [Exchange(h.question, h.answer) for h in history], mood)
+        if outcome.kind == "smalltalk":
+            return Reply(ReplyKind.COMMAND, outcome.text, mood=mood.name)
+        kind = ReplyKind.ANSWER if outcome.kind == "answer" else ReplyKind.NO_ANSWER
+        answer_id = uuid.uuid4().hex
+        # Saved before the reply goes out: feedback on it and the next follow-up can rely on it.
+        self.conversations.save_answer(AnswerRecord(
+            answer_id=answer_id, conversation_key=turn.conversation_key, platform=turn.platform, user=turn.user,
+            question=text, standalone=outcome.standalone, answer=outcome.text, kind=kind.value, mood=mood.name,
+            citations=outcome.citations))
+        if kind is ReplyKind.ANSWER:  # a no-answer is not context for the next question
+            self.conversations.append_turn(turn.conversation_key, HistoryTurn(
+                text, outcome.standalone, outcome.text, [c.sub_id for c in outcome.citations]),
+                keep=self.history_turns)
+        log.info("turn %s: %s in %.0f ms", answer_id, kind.value, outcome.timings_ms.get("total", 0.0))
+        return Reply(kind, outcome.text, outcome.citations, mood.name, answer_id, outcome.standalone)
+
+    def _command(self, turn: Turn, name: str, argument: str | None) -> Reply:
+        if name == "help":
+            return Reply(ReplyKind.COMMAND, HELP)
+        if name == "reset":
+            removed = self.conversations.clear_history(turn.conversation_key)
+            return Reply(ReplyKind.COMMAND, "Done: I forgot this conversation's history "
+                                            f"({removed} earlier question{'s' if removed != 1 else ''}). "
+                                            "The next question starts fresh.")
+        current = self.conversations.get_mood(turn.preference_key)
+        if argument is None:
+            return Reply(ReplyKind.COMMAND, self.moods.listing(current), mood=self.moods.resolve(current).name)
+        mood = self.moods.get(argument)
+        if mood is None:
+            return Reply(ReplyKind.COMMAND, f"I don't know the mood {argument!r}.\n{self.moods.listing(current)}",
+                         mood=self.moods.resolve(current).name)
+        self.conversations.set_mood(turn.preference_key, mood.name)
+        return Reply(ReplyKind.COMMAND, f"Mood set to {mood.name}: {mood.description} "
+                                        "(for you, in this channel).", mood=mood.name)
+
+    def record_feedback(self, answer_id: str, user: str, helpful: bool, reason: str | None = None) -> FeedbackRecord:
+        """One rating per user and answer; clicking again updates it. Raises FeedbackError with a clear message."""
+        reason = (reason or "").strip() or None
+        if reason and len(reason) > MAX_REASON_CHARS:
+            raise FeedbackError(f"The reason is too long ({len(reason):,} characters; at most "
+                                f"{MAX_REASON_CHARS:,}).")
+        try:
+            return self.conversations.record_feedback(answer_id, user, helpful, reason)
+        except UnknownAnswer as exc:
+            raise FeedbackError("I can't find that answer any more, so the rating was not saved "
+                                f"(answer id {answer_id!r}).") from exc

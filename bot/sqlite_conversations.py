@@ -1,0 +1,173 @@
+"""The embedded conversation store: one SQLite file beside the knowledge store.
+
+WAL with synchronous=FULL: a committed write survives a crash or power cut, which is what "durable before the
+reply is returned" needs; each method commits before it returns.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from datetime import UTC, datetime
+from pathlib import Path
+
+from bot.conversations import AnswerRecord, FeedbackRecord, HistoryTurn, UnknownAnswer
+from rag.citations import Citation
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS history (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    conversation_key TEXT NOT NULL,
+    question TEXT NOT NULL,
+    standalone TEXT NOT NULL,
+    answer TEXT NOT NULL,
+    cited_ids TEXT NOT NULL,
+    created TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS history_by_conversation ON history(conversation_key, id);
+CREATE TABLE IF NOT EXISTS preferences (
+    preference_key TEXT PRIMARY KEY,
+    mood TEXT NOT NULL,
+    updated TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS events (
+    platform TEXT NOT NULL,
+    event_id TEXT NOT NULL,
+    created TEXT NOT NULL,
+    PRIMARY KEY (platform, event_id)
+);
+CREATE TABLE IF NOT EXISTS answers (
+    answer_id TEXT PRIMARY KEY,
+    conversation_key TEXT NOT NULL,
+    platform TEXT NOT NULL,
+    user TEXT NOT NULL,
+    question TEXT NOT NULL,
+    standalone TEXT NOT NULL,
+    answer TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    mood TEXT NOT NULL,
+    citations TEXT NOT NULL,
+    created TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS feedback (
+    answer_id TEXT NOT NULL REFERENCES answers(answer_id),
+    user TEXT NOT NULL,
+    helpful INTEGER NOT NULL,
+    reason TEXT,
+    created TEXT NOT NULL,
+    updated TEXT NOT NULL,
+    PRIMARY KEY (answer_id, user)
+);
+"""
+
+
+def now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
+
+
+class SQLiteConversationStore:
+    def __init__(self, path: str | Path) -> None:
+        path = Path(path)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=FULL")
+            self._db.execute("PRAGMA foreign_keys=ON")
+            self._db.executescript(SCHEMA)
+        except (OSError, sqlite3.Error) as exc:
+            raise RuntimeError(f"cannot open the conversation store {path}: {exc}") from exc
+        self._lock = threading.Lock()  # one connection shared by the adapters' threads
+
+    def _write(self, sql: str, params: tuple[object, ...]) -> sqlite3.Cursor:
+        with self._lock:
+            return self._db.execute(sql, params)
+
+    def history(self, conversation_key: str, limit: int) -> list[HistoryTurn]:
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT question, standalone, answer, cited_ids FROM history WHERE conversation_key = ?"
+                " ORDER BY id DESC LIMIT ?", (conversation_key, limit)).fetchall()
+        return [HistoryTurn(q, s, a, json.loads(c)) for q, s, a, c in reversed(rows)]
+
+    def append_turn(self, conversation_key: str, turn: HistoryTurn, keep: int) -> None:
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                self._db.execute(
+                    "INSERT INTO history(conversation_key, question, standalone, answer, cited_ids, created)"
+                    " VALUES (?, ?, ?, ?, ?, ?)",
+                    (conversation_key, turn.question, turn.standalone, turn.answer, json.dumps(turn.cited_ids),
+                     now()))
+                self._db.execute(
+                    "DELETE FROM history WHERE conversation_key = ? AND id NOT IN (SELECT id FROM history"
+                    " WHERE conversation_key = ? ORDER BY id DESC LIMIT ?)", (conversation_key, conversation_key, keep))
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+
+    def clear_history(self, conversation_key: str) -> int:
+        return self._write("DELETE FROM history WHERE conversation_key = ?", (conversation_key,)).rowcount
+
+    def get_mood(self, preference_key: str) -> str | None:
+        with self._lock:
+            row = self._db.execute("SELECT mood FROM preferences WHERE preference_key = ?",
+                                   (preference_key,)).fetchone()
+        return row[0] if row else None
+
+    def set_mood(self, preference_key: str, mood: str) -> None:
+        self._write("INSERT INTO preferences(preference_key, mood, updated) VALUES (?, ?, ?)"
+                    " ON CONFLICT(preference_key) DO UPDATE SET mood = excluded.mood, updated = excluded.updated",
+                    (preference_key, mood, now()))
+
+    def claim_event(self, platform: str, event_id: str) -> bool:
+        cursor = self._write("INSERT OR IGNORE INTO events(platform, event_id, created) VALUES (?, ?, ?)",
+                             (platform, event_id, now()))
+        return cursor.rowcount == 1
+
+    def save_answer(self, record: AnswerRecord) -> None:
+        self._write(
+            "INSERT INTO answers(answer_id, conversation_key, platform, user, question, standalone, answer, kind,"
+            " mood, citations, created) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (record.answer_id, record.conversation_key, record.platform, record.user, record.question,
+             record.standalone, record.answer, record.kind, record.mood,
+             json.dumps([c.as_dict() for c in record.citations], ensure_ascii=False), record.created or now()))
+
+    def get_answer(self, answer_id: str) -> AnswerRecord | None:
+        with self._lock:
+            row = self._db.execute(
+                "SELECT answer_id, conversation_key, platform, user, question, standalone, answer, kind, mood,"
+                " citations, created FROM answers WHERE answer_id = ?", (answer_id,)).fetchone()
+        if row is None:
+            return None
+        citations = [Citation(**c) for c in json.loads(row[9])]
+        return AnswerRecord(*row[:9], citations=citations, created=row[10])
+
+    def record_feedback(self, answer_id: str, user: str, helpful: bool, reason: str | None) -> FeedbackRecord:
+        stamp = now()
+        with self._lock:
+            if self._db.execute("SELECT 1 FROM answers WHERE answer_id = ?", (answer_id,)).fetchone() is None:
+                raise UnknownAnswer(f"no answer with id {answer_id!r}")
+            self._db.execute(
+                "INSERT INTO feedback(answer_id, user, helpful, reason, created, updated) VALUES (?, ?, ?, ?, ?, ?)"
+                " ON CONFLICT(answer_id, user) DO UPDATE SET helpful = excluded.helpful,"
+                " reason = excluded.reason, updated = excluded.updated",
+                (answer_id, user, int(helpful), reason, stamp, stamp))
+        return next(f for f in self.feedback(answer_id) if f.user == user)
+
+    def feedback(self, answer_id: str | None = None) -> list[FeedbackRecord]:
+        sql = ("SELECT f.answer_id, f.user, f.helpful, f.reason, a.question, a.standalone, a.answer, a.citations,"
+               " a.platform, f.created, f.updated FROM feedback f JOIN answers a USING (answer_id)")
+        params: tuple[object, ...] = ()
+        if answer_id is not None:
+            sql, params = sql + " WHERE f.answer_id = ?", (answer_id,)
+        with self._lock:
+            rows = self._db.execute(sql + " ORDER BY f.created", params).fetchall()
+        return [FeedbackRecord(r[0], r[1], bool(r[2]), r[3], r[4], r[5], r[6], json.loads(r[7]), r[8], r[9], r[10])
+                for r in rows]
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()

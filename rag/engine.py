@@ -1,0 +1,102 @@
+"""One question, start to end: rewrite with the history, retrieve, answer, check the citations.
+
+Platform-neutral: the bot's turn handler, `navibot ask/chat` and `navibot eval` all call `Engine.answer`.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Literal, Protocol
+
+from rag.citations import Citation, Draft, check
+from rag.evidence import coverage
+from rag.models import SearchHit
+from rag.moods import Mood
+from rag.retrieve import Retriever
+from rag.rewrite import Exchange, Rewrite, Rewriter
+from rag.smalltalk import smalltalk_reply
+
+log = logging.getLogger(__name__)
+
+OutcomeKind = Literal["answer", "no_answer", "smalltalk"]
+
+
+class Answerer(Protocol):
+    """Writes the answer from the retrieved sections; names the sub-chunks (paragraphs) it relies on."""
+
+    def answer(self, question: str, hits: list[SearchHit], mood: Mood) -> Draft: ...
+
+
+@dataclass(slots=True)
+class Outcome:
+    kind: OutcomeKind
+    text: str
+    standalone: str
+    citations: list[Citation] = field(default_factory=list)
+    closest: list[str] = field(default_factory=list)  # topics found, offered with a no-answer
+    hits: list[SearchHit] = field(default_factory=list)
+    timings_ms: dict[str, float] = field(default_factory=dict)
+
+
+def no_answer_text(closest: list[str]) -> str:
+    text = "I couldn't find this in the knowledge base."
+    if closest:
+        text += " The closest topics I found: " + "; ".join(closest) + "."
+    return text + " Try rephrasing with the program's name (SNAP, Medicaid, WIC…) and the situation."
+
+
+class Engine:
+    def __init__(self, retriever: Retriever, rewriter: Rewriter, answerer: Answerer, top_k: int = 5,
+                 min_coverage: float = 0.6) -> None:
+        self.retriever = retriever
+        self.rewriter = rewriter
+        self.answerer = answerer
+        self.top_k = top_k
+        self.min_coverage = min_coverage
+
+    def rewrite_and_retrieve(self, question: str, history: Sequence[Exchange], k: int | None = None,
+                             tags: list[str] | None = None, groups: list[str] | None = None,
+                             timings: dict[str, float] | None = None) -> tuple[Rewrite, list[SearchHit]]:
+        timings = {} if timings is None else timings
+        started = time.perf_counter()
+        rewrite = self.rewriter.rewrite(question, history)
+        timings["rewrite"] = (time.perf_counter() - started) * 1000
+        started = time.perf_counter()
+        hits = self.retriever.search(rewrite.search_text, k=k or self.top_k, tags=tags, groups=groups)
+        timings["retrieve"] = (time.perf_counter() - started) * 1000
+        return rewrite, hits
+
+    def answer(self, question: str, history: Sequence[Exchange], mood: Mood, tags: list[str] | None = None,
+               groups: list[str] | None = None) -> Outcome:
+        started = time.perf_counter()
+        friendly = smalltalk_reply(question)
+        if friendly:
+            return Outcome("smalltalk", friendly, question, timings_ms={"total": 0.0})
+        timings: dict[str, float] = {}
+        rewrite, hits = self.rewrite_and_retrieve(question, history, tags=tags, groups=groups, timings=timings)
+        outcome = self.compose(rewrite, hits, mood, timings)
+        timings["total"] = (time.perf_counter() - started) * 1000
+        return outcome
+
+    def compose(self, rewrite: Rewrite, hits: list[SearchHit], mood: Mood,
+                timings: dict[str, float] | None = None) -> Outcome:
+        """Answer from the retrieved sections, or a no-answer when they do not cover the question or no citation
+        survives the rail."""
+        timings = {} if timings is None else timings
+        hits = hits[: self.top_k]
+        closest = list(dict.fromkeys(h.chunk.heading_text for h in hits[:3]))
+        outcome = Outcome("no_answer", no_answer_text(closest), rewrite.standalone, closest=closest, hits=hits,
+                          timings_ms=timings)
+        if hits and coverage(rewrite.standalone, hits) >= self.min_coverage:
+            started = time.perf_counter()
+            draft = self.answerer.answer(rewrite.standalone, hits, mood)
+            checked = check(draft, hits)
+            timings["answer"] = (time.perf_counter() - started) * 1000
+            for reason in checked.dropped:
+                log.warning("citation dropped: %s", reason)
+            if checked.ok:
+                outcome.kind, outcome.text, outcome.citations = "answer", checked.text, checked.citations
+        return outcome

@@ -1,0 +1,115 @@
+"""The offline answerer: the few source sentences that best answer the question, each marked with its citation.
+
+No language model and no download. It cannot reword, so it never claims to: the answer is the sources' own
+sentences (trimmed to the mood's length), and a mood it cannot honour adds an honest note.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from rag.bm25 import query_stems, stemmed
+from rag.citations import Draft
+from rag.embedding import Embedder
+from rag.models import SearchHit, SubChunk
+from rag.moods import Mood
+from rag.sentences import split_sentences
+
+_LIST_ITEM = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)])\s+")
+CHUNKS_READ = 3  # answers come from the best few sections; lower ones rarely hold the answer
+RANK_PRIOR = (0.15, 0.07, 0.0)  # a small preference for the best-ranked section
+
+
+@dataclass(slots=True)
+class _Piece:
+    text: str  # a sentence, or a list item with its lead-in
+    sub: SubChunk
+    chunk_rank: int
+    order: int  # position in reading order, to keep the answer's sentences in the source's order
+    score: float = 0.0
+
+
+def _pieces(sub: SubChunk) -> list[str]:
+    """Sentences of a paragraph; for a list, its lead-in and each item (an item alone is rarely readable)."""
+    if sub.kind == "table":
+        return []
+    if sub.kind == "list":
+        lines = [line.strip() for line in sub.text.splitlines() if line.strip()]
+        lead = [ln for ln in lines if not _LIST_ITEM.match(ln)]
+        items = [_LIST_ITEM.sub("", ln) for ln in lines if _LIST_ITEM.match(ln)]
+        return [*lead, *(f"- {item}" for item in items)]
+    return split_sentences(sub.text)
+
+
+def _trim(text: str, max_words: int) -> str:
+    words = text.split()
+    return text if len(words) <= max_words else " ".join(words[:max_words]).rstrip(",;:") + "…"
+
+
+class ExtractiveAnswerer:
+    def __init__(self, embedder: Embedder) -> None:
+        self.embedder = embedder
+
+    def answer(self, question: str, hits: list[SearchHit], mood: Mood) -> Draft:
+        texts = [(text, sub, rank) for rank, hit in enumerate(hits[:CHUNKS_READ]) for sub in hit.chunk.subchunks
+                 for text in _pieces(sub) if text.strip()]
+        pieces = [_Piece(text, sub, rank, order) for order, (text, sub, rank) in enumerate(texts)]
+        if not pieces:
+            return Draft("", [])
+        self._score(question, pieces)
+        chosen = self._choose(pieces, mood.max_words)
+        chosen.sort(key=lambda p: p.order)
+        cited: list[str] = []
+        parts: list[str] = []
+        for i, piece in enumerate(chosen):
+            if piece.sub.sub_id not in cited:
+                cited.append(piece.sub.sub_id)
+            following = chosen[i + 1] if i + 1 < len(chosen) else None
+            # One marker after a run of sentences from the same paragraph, not one per sentence.
+            if following is not None and following.sub is piece.sub:
+                parts.append(piece.text)
+            else:
+                parts.append(f"{piece.text} [{cited.index(piece.sub.sub_id) + 1}]")
+        text = " ".join(parts)
+        if mood.prefix:
+            text = f"{mood.prefix} {text}"
+        if mood.offline_note:
+            text = f"{text}\n{mood.offline_note}"
+        return Draft(text, cited)
+
+    def _score(self, question: str, pieces: list[_Piece]) -> None:
+        terms = set(query_stems(question))
+        vectors = self.embedder.embed_documents([p.text for p in pieces])
+        similarity = vectors @ np.asarray(self.embedder.embed_query(question), dtype=np.float32)
+        for piece, sim in zip(pieces, similarity, strict=True):
+            words = set(stemmed(piece.text))
+            heading = set(stemmed(" ".join(piece.sub.heading_path)))
+            overlap = (len(terms & words) + 0.5 * len(terms & (heading - words))) / max(len(terms), 1)
+            piece.score = overlap + float(sim) + RANK_PRIOR[min(piece.chunk_rank, len(RANK_PRIOR) - 1)]
+
+    @staticmethod
+    def _choose(pieces: list[_Piece], max_words: int) -> list[_Piece]:
+        """The best piece, then neighbours from the same paragraph or list while they fit: an answer reads best
+        as a passage, not as sentences picked from all over the page."""
+        best = max(pieces, key=lambda p: p.score)
+        best_text = _trim(best.text, max_words)
+        chosen = [_Piece(best_text, best.sub, best.chunk_rank, best.order, best.score)]
+        used = len(best_text.split())
+        lead_needed = best.text.startswith("- ")
+        if lead_needed:  # a list item needs the list's lead-in to make sense
+            lead = next((p for p in pieces if p.sub is best.sub and not p.text.startswith("- ")), None)
+            if lead and used + len(lead.text.split()) <= max_words:
+                chosen.append(lead)
+                used += len(lead.text.split())
+        neighbours = sorted((p for p in pieces if p.sub is best.sub and p not in chosen and p.order != best.order),
+                            key=lambda p: -p.score)
+        for piece in neighbours:
+            size = len(piece.text.split())
+            if used + size > max_words or piece.score < 0.6 * best.score:
+                continue
+            chosen.append(piece)
+            used += size
+        return chosen
