@@ -39,6 +39,7 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))  # measure this checkout
 
+from benchmarks.results_file import write_section
 from bot.runtime import build_core
 from bot.settings import Settings
 from rag.crawl.crawler import CrawlConfig, CrawlResult, crawl
@@ -48,7 +49,6 @@ from rag.models import SourceDocument
 from rag.text_blocks import parse_front_matter
 
 RESULTS = REPO / "benchmarks" / "RESULTS.md"
-START, END = "<!-- bench_crawl:start -->", "<!-- bench_crawl:end -->"
 PAGES, SECTIONS, LATENCY, RUNS = 500, 9, 0.020, 3
 CHROME = ('<div class="cookie-banner">We use cookies. <a href="/cookies">Settings</a></div><header><a href="/">'
           'County Human Services</a><nav class="main-menu">{menu}</nav></header>')
@@ -231,16 +231,6 @@ With concurrency 1 the crawl waits on each response in turn, so the latency boun
 """)
 
 
-def replace_section(body: str) -> None:
-    text = RESULTS.read_text(encoding="utf-8")
-    section = f"{START}\n{body.rstrip()}\n{END}"
-    if START in text and END in text:
-        text = text[:text.index(START)] + section + text[text.index(END) + len(END):]
-    else:
-        text = text.rstrip() + "\n\n" + section + "\n"
-    RESULTS.write_text(text, encoding="utf-8")
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--write", action="store_true", help="update benchmarks/RESULTS.md")
@@ -260,7 +250,7 @@ def main() -> int:
     body = report(runs, alone, time.perf_counter() - started)
     print(body)
     if args.write:
-        replace_section(body)
+        write_section("bench_crawl", body)
         print(f"wrote the bench_crawl section of {RESULTS}")
     return 0
 

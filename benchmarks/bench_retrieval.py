@@ -43,6 +43,7 @@ if str(REPO_ROOT) not in sys.path:
 
 import numpy as np  # noqa: E402
 
+from benchmarks.results_file import write_section  # noqa: E402
 from bot.runtime import Core, build_core  # noqa: E402
 from bot.settings import Settings  # noqa: E402
 from rag.ingest import IngestSummary  # noqa: E402
@@ -52,10 +53,6 @@ from rag.store import Filters  # noqa: E402
 
 CORPUS_FILE = Path(__file__).resolve().parents[2] / "shared/corpus/snap/7-cfr-273.md"
 RESULTS_FILE = Path(__file__).resolve().parent / "RESULTS.md"
-START, END = "<!-- bench_retrieval:start -->", "<!-- bench_retrieval:end -->"
-RESULTS_HEADER = ("# Benchmark results\n\n"
-                  "Measured on this project's 2-core CI-class machine; medians unless stated.\n")
-
 INGEST_TARGET_S = 30.0
 MEDIAN_TARGET_MS = 20.0
 P95_TARGET_MS = 50.0
@@ -376,16 +373,7 @@ def render(args: argparse.Namespace, ingest: IngestResult, small: LatencyResult,
 
 
 def write_results(section: str) -> None:
-    block = f"{START}\n{section}{END}"
-    text = RESULTS_FILE.read_text(encoding="utf-8") if RESULTS_FILE.exists() else RESULTS_HEADER
-    start, end = text.find(START), text.find(END)
-    if start != -1 and end > start:
-        text = text[:start] + block + text[end + len(END):]
-    else:
-        text = text.rstrip("\n") + "\n\n" + block + "\n"
-    tmp = RESULTS_FILE.with_suffix(".md.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(RESULTS_FILE)
+    write_section("bench_retrieval", section)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -20,7 +20,6 @@ from bot.settings import Settings
 from bot.terminal import ask, chat
 from rag.citations import Citation
 from rag.evaluation import EvalTurn, evaluate, ranked_doc_ids, read_questions, squash
-from rag.models import SearchHit
 from rag.moods import Mood, MoodBook, MoodFileError
 from rag.rewrite import exchanges_from_messages
 from rag.store import EmbeddingMismatch
@@ -181,12 +180,13 @@ def cmd_eval(args: argparse.Namespace, settings: Settings) -> int:
             def run(question: str, history: list[dict[str, str]]) -> EvalTurn:
                 # Deepen until the ranking names at least 10 documents (or the store has no more chunks).
                 depth = max(args.depth, 10)
+                exchanges = exchanges_from_messages(history)
                 while True:
-                    rewrite, hits = engine.rewrite_and_retrieve(question, exchanges_from_messages(history), k=depth)
+                    rewrite, hits = engine.rewrite_and_retrieve(question, exchanges, k=depth)
                     if len(ranked_doc_ids(hits)) >= 10 or depth >= total:
                         break
                     depth *= 4
-                outcome = engine.compose(rewrite, hits, mood)
+                outcome = engine.compose(question, exchanges, rewrite, hits, mood)
                 return EvalTurn(hits, rewrite.standalone, outcome.text, outcome.kind != "answer", outcome.citations)
 
             report = evaluate(questions, run, args.out, is_verbatim)

@@ -10,7 +10,13 @@ import logging
 import uuid
 
 from bot.commands import HELP, parse_command
-from bot.conversations import AnswerRecord, ConversationStore, FeedbackRecord, HistoryTurn, UnknownAnswer
+from bot.conversations import (
+    AnswerRecord,
+    ConversationStore,
+    FeedbackRecord,
+    HistoryTurn,
+    UnknownAnswer,
+)
 from bot.turns import Reply, ReplyKind, Turn
 from rag.engine import Engine
 from rag.moods import MoodBook
@@ -40,7 +46,7 @@ class TurnHandler:
             if turn.event_id and not self.conversations.claim_event(turn.platform, turn.event_id):
                 return Reply(ReplyKind.DUPLICATE, "")
             return self._handle(turn, mood_override)
-        except Exception:  # noqa: BLE001 - the navigator gets an apology, the log gets the traceback
+        except Exception:
             trace = uuid.uuid4().hex[:12]
             log.exception("turn failed (trace %s, conversation %s)", trace, turn.conversation_key)
             return Reply(ReplyKind.ERROR, f"Sorry, something went wrong on my side. Please try again in a moment "

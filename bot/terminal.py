@@ -53,7 +53,7 @@ def chat(bot: Bot, read: Callable[[str], str] = input, out: TextIO = sys.stdout)
         try:
             text = read("\nyou> ").strip()
         except EOFError:
-            print("", file=out)
+            print(file=out)
             return 0
         except KeyboardInterrupt:
             print("\nbye", file=out)

@@ -9,10 +9,11 @@ import logging
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Literal, Protocol
+from typing import Literal
 
-from rag.citations import Citation, Draft, check
-from rag.evidence import coverage
+from rag.answering import Answerer, AnswerRequest
+from rag.citations import Citation, check
+from rag.evidence import evidence
 from rag.models import SearchHit
 from rag.moods import Mood
 from rag.retrieve import Retriever
@@ -22,12 +23,6 @@ from rag.smalltalk import smalltalk_reply
 log = logging.getLogger(__name__)
 
 OutcomeKind = Literal["answer", "no_answer", "smalltalk"]
-
-
-class Answerer(Protocol):
-    """Writes the answer from the retrieved sections; names the sub-chunks (paragraphs) it relies on."""
-
-    def answer(self, question: str, hits: list[SearchHit], mood: Mood) -> Draft: ...
 
 
 @dataclass(slots=True)
@@ -77,11 +72,11 @@ class Engine:
             return Outcome("smalltalk", friendly, question, timings_ms={"total": 0.0})
         timings: dict[str, float] = {}
         rewrite, hits = self.rewrite_and_retrieve(question, history, tags=tags, groups=groups, timings=timings)
-        outcome = self.compose(rewrite, hits, mood, timings)
+        outcome = self.compose(question, history, rewrite, hits, mood, timings)
         timings["total"] = (time.perf_counter() - started) * 1000
         return outcome
 
-    def compose(self, rewrite: Rewrite, hits: list[SearchHit], mood: Mood,
+    def compose(self, question: str, history: Sequence[Exchange], rewrite: Rewrite, hits: list[SearchHit], mood: Mood,
                 timings: dict[str, float] | None = None) -> Outcome:
         """Answer from the retrieved sections, or a no-answer when they do not cover the question or no citation
         survives the rail."""
@@ -90,9 +85,9 @@ class Engine:
         closest = list(dict.fromkeys(h.chunk.heading_text for h in hits[:3]))
         outcome = Outcome("no_answer", no_answer_text(closest), rewrite.standalone, closest=closest, hits=hits,
                           timings_ms=timings)
-        if hits and coverage(rewrite.standalone, hits) >= self.min_coverage:
+        if hits and evidence(question, rewrite.standalone, hits) >= self.min_coverage:
             started = time.perf_counter()
-            draft = self.answerer.answer(rewrite.standalone, hits, mood)
+            draft = self.answerer.answer(AnswerRequest(question, rewrite.standalone, history, hits, mood))
             checked = check(draft, hits)
             timings["answer"] = (time.perf_counter() - started) * 1000
             for reason in checked.dropped:

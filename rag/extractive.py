@@ -11,11 +11,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from rag.answering import AnswerRequest
 from rag.bm25 import query_stems, stemmed
 from rag.citations import Draft
 from rag.embedding import Embedder
-from rag.models import SearchHit, SubChunk
-from rag.moods import Mood
+from rag.models import SubChunk
 from rag.sentences import split_sentences
 
 _LIST_ITEM = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)])\s+")
@@ -44,6 +44,11 @@ def _pieces(sub: SubChunk) -> list[str]:
     return split_sentences(sub.text)
 
 
+def _overlap(terms: set[str], words: set[str], heading: set[str]) -> float:
+    """Share of the terms in the sentence; a term only in the paragraph's headings counts half."""
+    return (len(terms & words) + 0.5 * len(terms & heading)) / max(len(terms), 1)
+
+
 def _trim(text: str, max_words: int) -> str:
     words = text.split()
     return text if len(words) <= max_words else " ".join(words[:max_words]).rstrip(",;:") + "…"
@@ -53,13 +58,14 @@ class ExtractiveAnswerer:
     def __init__(self, embedder: Embedder) -> None:
         self.embedder = embedder
 
-    def answer(self, question: str, hits: list[SearchHit], mood: Mood) -> Draft:
-        texts = [(text, sub, rank) for rank, hit in enumerate(hits[:CHUNKS_READ]) for sub in hit.chunk.subchunks
+    def answer(self, request: AnswerRequest) -> Draft:
+        mood = request.mood
+        texts = [(text, sub, rank) for rank, hit in enumerate(request.hits[:CHUNKS_READ]) for sub in hit.chunk.subchunks
                  for text in _pieces(sub) if text.strip()]
         pieces = [_Piece(text, sub, rank, order) for order, (text, sub, rank) in enumerate(texts)]
         if not pieces:
             return Draft("", [])
-        self._score(question, pieces)
+        self._score(request.question, request.standalone, pieces)
         chosen = self._choose(pieces, mood.max_words)
         chosen.sort(key=lambda p: p.order)
         cited: list[str] = []
@@ -80,15 +86,18 @@ class ExtractiveAnswerer:
             text = f"{text}\n{mood.offline_note}"
         return Draft(text, cited)
 
-    def _score(self, question: str, pieces: list[_Piece]) -> None:
-        terms = set(query_stems(question))
+    def _score(self, question: str, standalone: str, pieces: list[_Piece]) -> None:
+        """Word overlap and vector similarity with the question as asked ("what about part-time?" must pick the
+        sentence on part-time), plus a smaller share for the standalone question (the topic it continues)."""
+        asked, topic = set(query_stems(question)), set(query_stems(standalone))
         vectors = self.embedder.embed_documents([p.text for p in pieces])
-        similarity = vectors @ np.asarray(self.embedder.embed_query(question), dtype=np.float32)
+        similarity = vectors @ np.asarray(self.embedder.embed_query(standalone), dtype=np.float32)
         for piece, sim in zip(pieces, similarity, strict=True):
             words = set(stemmed(piece.text))
-            heading = set(stemmed(" ".join(piece.sub.heading_path)))
-            overlap = (len(terms & words) + 0.5 * len(terms & (heading - words))) / max(len(terms), 1)
-            piece.score = overlap + float(sim) + RANK_PRIOR[min(piece.chunk_rank, len(RANK_PRIOR) - 1)]
+            heading = set(stemmed(" ".join(piece.sub.heading_path))) - words
+            piece.score = (_overlap(asked, words, heading)
+                           + (0.5 * _overlap(topic, words, heading) if topic != asked else 0.0)
+                           + float(sim) + RANK_PRIOR[min(piece.chunk_rank, len(RANK_PRIOR) - 1)])
 
     @staticmethod
     def _choose(pieces: list[_Piece], max_words: int) -> list[_Piece]:

@@ -1,0 +1,143 @@
+"""Answer layer on the embedded default: the no-answer threshold's calibration and the time to answer a turn.
+
+    python benchmarks/bench_answers.py [--write]     # needs ../shared/eval/doc2dial next to the repository
+
+1. Calibration of NAVIBOT_MIN_COVERAGE: a store holds one doc2dial domain only (ssa or studentaid); first-turn
+   questions of that domain should be answered, those of the other domain (same government-benefits vocabulary,
+   so a hard test) should get the no-answer. Both directions pooled.
+2. Latency of one turn through the turn handler (rewrite, retrieve, answer, citation rail, history and answer
+   written to SQLite with synchronous=FULL) on the bundled demo knowledge base, and of `navibot ask` as a fresh
+   process (model load included).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from benchmarks.results_file import write_section
+from bot.cli import demo_kb_path
+from bot.runtime import build_bot, build_core, build_engine
+from bot.settings import Settings
+from bot.turns import Turn
+from rag.evidence import evidence
+
+DATA = REPO.parent / "shared" / "eval" / "doc2dial"
+THRESHOLDS = (0.4, 0.5, 0.55, 0.6, 0.67, 0.75)
+DEMO_QUESTIONS = [
+    "Can college students get SNAP?", "What is the SNAP gross income limit?", "How do I apply for SNAP?",
+    "Who has to meet the ABAWD work requirement?", "Can a green card holder get SNAP?",
+    "Who qualifies for Medicaid?", "How often do I renew Medicaid?", "Does CHIP cover pregnant teens?",
+    "Who can get WIC?", "How much is the Child Tax Credit?", "Can I get the EITC without children?",
+    "How do I apply for LIHEAP?", "What is the difference between SSI and SSDI?", "How much is SSI a month?",
+    "How long does unemployment last?", "What documents should a client bring to apply?",
+    "Can a student who works 20 hours a week get SNAP?", "Does WIC need proof of income?",
+    "Is there an asset limit for SNAP?", "What happens if I miss my Medicaid renewal?",
+]
+
+
+def calibrate() -> list[tuple[float, float, float]]:
+    rows = [json.loads(x) for x in (DATA / "corpus.jsonl").read_text(encoding="utf-8").splitlines() if x.strip()]
+    questions = [json.loads(x) for x in (DATA / "questions.jsonl").read_text(encoding="utf-8").splitlines()
+                 if x.strip()]
+    firsts = [q for q in questions if not q.get("history")]
+    inside: list[float] = []
+    outside: list[float] = []
+    for domain in ("ssa", "studentaid"):
+        with tempfile.TemporaryDirectory() as tmp:
+            corpus = Path(tmp) / "corpus.jsonl"
+            corpus.write_text("".join(json.dumps(r) + "\n" for r in rows if r.get("domain") == domain))
+            core = build_core(Settings(), Path(tmp) / "store.sqlite3")
+            core.ingestor.ingest_paths([corpus])
+            engine = build_engine(core)
+            for q in firsts:
+                rewrite, hits = engine.rewrite_and_retrieve(q["question"], [])
+                score = evidence(q["question"], rewrite.standalone, hits[: engine.top_k])
+                (inside if q.get("domain") == domain else outside).append(score)
+            core.close()
+    return [(t, sum(s >= t for s in inside) / len(inside), sum(s < t for s in outside) / len(outside))
+            for t in THRESHOLDS]
+
+
+def turn_latency() -> tuple[float, float, int]:
+    with tempfile.TemporaryDirectory() as tmp:
+        bot = build_bot(Settings(data_dir=Path(tmp)))
+        bot.core.ingestor.ingest_paths([demo_kb_path()])
+        bot.handler.handle(Turn("bench", "w", "c", "warm-up", "u", "hello there, what is WIC?"))
+        times: list[float] = []
+        answered = 0
+        for round_ in range(3):
+            for i, question in enumerate(DEMO_QUESTIONS):
+                started = time.perf_counter()
+                reply = bot.handler.handle(Turn("bench", "w", "c", f"t{round_}-{i}", "u", question))
+                times.append((time.perf_counter() - started) * 1000)
+                answered += round_ == 0 and reply.kind.value == "answer"
+        bot.close()
+    times.sort()
+    return statistics.median(times), times[int(0.95 * (len(times) - 1))], answered
+
+
+def cold_ask() -> float:
+    runs = []
+    with tempfile.TemporaryDirectory() as tmp:
+        env = {**os.environ, "NAVIBOT_DATA_DIR": tmp}
+        cmd = [sys.executable, "-m", "bot.cli", "ask", "Can college students get SNAP?"]
+        subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, check=True)  # first run ingests the demo
+        for _ in range(3):
+            started = time.perf_counter()
+            subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, check=True)
+            runs.append(time.perf_counter() - started)
+    return statistics.median(runs)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--write", action="store_true", help="update benchmarks/RESULTS.md")
+    args = parser.parse_args()
+    if not (DATA / "corpus.jsonl").exists():
+        print(f"doc2dial files not found under {DATA}", file=sys.stderr)
+        return 2
+    table = ["| threshold | answerable questions answered | out-of-store questions refused |", "|---|---|---|"]
+    default = Settings().min_coverage
+    for t, answered, refused in calibrate():
+        mark = " (default)" if abs(t - default) < 1e-9 else ""
+        table.append(f"| {t:.2f}{mark} | {answered:.3f} | {refused:.3f} |")
+    median, p95, answered = turn_latency()
+    cold = cold_ask()
+    body = f"""## Answers: no-answer calibration and turn latency (embedded default)
+
+Measured {datetime.now(UTC):%Y-%m-%d %H:%M} UTC, Python {platform.python_version()}, `python benchmarks/bench_answers.py`.
+
+**No-answer threshold** (`NAVIBOT_MIN_COVERAGE`: share of the question's topic words found in one of the top 3
+sections). A store holds one doc2dial domain; its 310 first-turn questions are pooled over both directions:
+questions of the stored domain should be answered, those of the other domain should be refused. The two domains
+share the vocabulary of government benefits, so this is a hard test; an off-topic question such as "What is the
+capital of France?" is refused at any of these thresholds.
+
+{chr(10).join(table)}
+
+**One turn through the turn handler** on the demo knowledge base ({len(DEMO_QUESTIONS)} questions x 3, each in a
+new thread; rewrite, retrieval, extractive answer, citation rail, answer and history written durably):
+median {median:.1f} ms, p95 {p95:.1f} ms; {answered} of {len(DEMO_QUESTIONS)} questions answered, the others got
+the no-answer. `navibot ask` as a fresh process (interpreter start, model load, answer): median {cold:.2f} s.
+"""
+    print(body)
+    if args.write:
+        write_section("bench_answers", body)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
