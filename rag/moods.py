@@ -62,12 +62,14 @@ class MoodBook:
     def __init__(self, extra_file: Path | None = None) -> None:
         bundled = Path(str(resources.files("rag") / "data" / "moods.toml"))
         self.moods, default = _parse(_read(bundled), str(bundled))
+        named_by = bundled  # the file whose `default` is in force, named in the error
         if extra_file is not None:
             extra, extra_default = _parse(_read(extra_file), str(extra_file))
             self.moods.update(extra)
-            default = extra_default or default
+            if extra_default:
+                default, named_by = extra_default, extra_file
         if not default or default not in self.moods:
-            raise MoodFileError(f"default mood {default!r} is not defined")
+            raise MoodFileError(f"{named_by}: default mood {default!r} is not defined")
         self.default = default
 
     @property
