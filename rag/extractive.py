@@ -54,6 +54,33 @@ def _trim(text: str, max_words: int) -> str:
     return text if len(words) <= max_words else " ".join(words[:max_words]).rstrip(",;:") + "…"
 
 
+def _lead_in(pieces: list[_Piece], item: _Piece) -> _Piece | None:
+    """The sentence that introduces a list item: inside its list, or (as the chunker stores a lead-in paragraph
+    and its list as two sub-chunks) the last sentence of the paragraph just before the list, same section."""
+    inside = next((p for p in pieces if p.sub is item.sub and not p.text.startswith("- ")), None)
+    if inside is not None:
+        return inside
+    first = min(p.order for p in pieces if p.sub is item.sub)
+    before = next((p for p in pieces if p.order == first - 1), None)
+    if (before is not None and before.sub.kind == "paragraph" and before.sub.chunk_id == item.sub.chunk_id
+            and before.sub.heading_path == item.sub.heading_path):
+        return before
+    return None
+
+
+def _items_after(pieces: list[_Piece], lead: _Piece) -> list[_Piece]:
+    """The items, in order, of the list that follows a lead-in sentence (in its own list or the next sub-chunk)."""
+    after = [p for p in pieces if p.order > lead.order]
+    if not after or not after[0].text.startswith("- ") or after[0].sub.chunk_id != lead.sub.chunk_id:
+        return []
+    items: list[_Piece] = []
+    for piece in after:
+        if piece.sub is not after[0].sub or not piece.text.startswith("- "):
+            break
+        items.append(piece)
+    return items
+
+
 class ExtractiveAnswerer:
     def __init__(self, embedder: Embedder) -> None:
         self.embedder = embedder
@@ -109,10 +136,21 @@ class ExtractiveAnswerer:
         used = len(best_text.split())
         lead_needed = best.text.startswith("- ")
         if lead_needed:  # a list item needs the list's lead-in to make sense
-            lead = next((p for p in pieces if p.sub is best.sub and not p.text.startswith("- ")), None)
+            lead = _lead_in(pieces, best)
             if lead and used + len(lead.text.split()) <= max_words:
                 chosen.append(lead)
                 used += len(lead.text.split())
+        elif best.text.rstrip().endswith(":"):  # and a lead-in ("WIC participants receive:") needs its items
+            for n, item in enumerate(_items_after(pieces, best)):
+                size = len(item.text.split())
+                if used + size > max_words:
+                    if n == 0 and max_words - used >= 3:  # at least the start of the first item
+                        chosen.append(_Piece(_trim(item.text, max_words - used), item.sub, item.chunk_rank,
+                                             item.order))
+                        used = max_words
+                    break
+                chosen.append(item)
+                used += size
         neighbours = sorted((p for p in pieces if p.sub is best.sub and p not in chosen and p.order != best.order),
                             key=lambda p: -p.score)
         for piece in neighbours:
