@@ -48,6 +48,25 @@ DEMO_QUESTIONS = [
 ]
 
 
+OFF_TOPIC = ["What is the capital of France?", "How do I bake sourdough bread?", "Who won the World Cup in 2018?",
+             "How do I renew my driver's license?", "What is the best laptop for programming?",
+             "How do I reset my email password?"]
+
+
+def off_topic_refused() -> dict[float, int]:
+    """How many clearly off-topic questions each threshold refuses on the demo knowledge base."""
+    with tempfile.TemporaryDirectory() as tmp:
+        core = build_core(Settings(), Path(tmp) / "store.sqlite3")
+        core.ingestor.ingest_paths([demo_kb_path()])
+        engine = build_engine(core)
+        scores = []
+        for question in OFF_TOPIC:
+            rewrite, hits = engine.rewrite_and_retrieve(question, [])
+            scores.append(evidence(question, rewrite.standalone, hits[: engine.top_k]))
+        core.close()
+    return {t: sum(s < t for s in scores) for t in THRESHOLDS}
+
+
 def calibrate() -> list[tuple[float, float, float]]:
     rows = [json.loads(x) for x in (DATA / "corpus.jsonl").read_text(encoding="utf-8").splitlines() if x.strip()]
     questions = [json.loads(x) for x in (DATA / "questions.jsonl").read_text(encoding="utf-8").splitlines()
@@ -109,11 +128,13 @@ def main() -> int:
     if not (DATA / "corpus.jsonl").exists():
         print(f"doc2dial files not found under {DATA}", file=sys.stderr)
         return 2
-    table = ["| threshold | answerable questions answered | out-of-store questions refused |", "|---|---|---|"]
+    table = ["| threshold | answerable questions answered | other-domain questions refused "
+             f"| off-topic questions refused (demo KB, of {len(OFF_TOPIC)}) |", "|---|---|---|---|"]
     default = Settings().min_coverage
+    off_topic = off_topic_refused()
     for t, answered, refused in calibrate():
         mark = " (default)" if abs(t - default) < 1e-9 else ""
-        table.append(f"| {t:.2f}{mark} | {answered:.3f} | {refused:.3f} |")
+        table.append(f"| {t:.2f}{mark} | {answered:.3f} | {refused:.3f} | {off_topic[t]} |")
     median, p95, answered = turn_latency()
     cold = cold_ask()
     body = f"""## Answers: no-answer calibration and turn latency (embedded default)
@@ -123,15 +144,15 @@ Measured {datetime.now(UTC):%Y-%m-%d %H:%M} UTC, Python {platform.python_version
 **No-answer threshold** (`NAVIBOT_MIN_COVERAGE`: share of the question's topic words found in one of the top 3
 sections). A store holds one doc2dial domain; its 310 first-turn questions are pooled over both directions:
 questions of the stored domain should be answered, those of the other domain should be refused. The two domains
-share the vocabulary of government benefits, so this is a hard test; an off-topic question such as "What is the
-capital of France?" is refused at any of these thresholds.
+share the vocabulary of government benefits, so this is a hard test. The last column asks the demo knowledge base
+clearly off-topic questions ({", ".join(repr(q) for q in OFF_TOPIC)}).
 
 {chr(10).join(table)}
 
 **One turn through the turn handler** on the demo knowledge base ({len(DEMO_QUESTIONS)} questions x 3, each in a
 new thread; rewrite, retrieval, extractive answer, citation rail, answer and history written durably):
-median {median:.1f} ms, p95 {p95:.1f} ms; {answered} of {len(DEMO_QUESTIONS)} questions answered, the others got
-the no-answer. `navibot ask` as a fresh process (interpreter start, model load, answer): median {cold:.2f} s.
+median {median:.1f} ms, p95 {p95:.1f} ms; {answered} of {len(DEMO_QUESTIONS)} questions answered (the rest got the
+no-answer). `navibot ask` as a fresh process (interpreter start, model load, answer): median {cold:.2f} s.
 """
     print(body)
     if args.write:
