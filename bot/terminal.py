@@ -37,15 +37,17 @@ def cli_turn(thread: str, text: str) -> Turn:
     return Turn(platform="cli", workspace="local", channel="terminal", thread=thread, user="local", text=text)
 
 
-def ask(bot: Bot, question: str, mood: str | None, as_json: bool, out: TextIO = sys.stdout) -> int:
+def ask(bot: Bot, question: str, mood: str | None, as_json: bool, out: TextIO | None = None) -> int:
     """One question, its own thread (no history); exit 0 with an answer, 1 with a no-answer or an error."""
+    out = sys.stdout if out is None else out  # looked up per call: a redirected stdout must see the answer
     reply = bot.handler.handle(cli_turn(f"ask-{uuid.uuid4().hex}", question), mood_override=mood)
     print(json.dumps(reply.as_dict(), ensure_ascii=False, indent=2) if as_json else render(reply), file=out)
     return 0 if reply.kind in (ReplyKind.ANSWER, ReplyKind.COMMAND) else 1
 
 
-def chat(bot: Bot, read: Callable[[str], str] = input, out: TextIO = sys.stdout) -> int:
+def chat(bot: Bot, read: Callable[[str], str] = input, out: TextIO | None = None) -> int:
     """An interactive session: one thread, history, commands, and feedback on the last answer."""
+    out = sys.stdout if out is None else out
     thread = f"chat-{uuid.uuid4().hex}"
     print("Navibot chat. Ask a benefits question; `help` for commands. " + CHAT_HELP, file=out)
     last_answer: str | None = None
