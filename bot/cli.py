@@ -21,7 +21,7 @@ from bot.terminal import ask, chat
 from rag.citations import Citation
 from rag.evaluation import EvalTurn, evaluate, ranked_doc_ids, read_questions, squash
 from rag.moods import Mood, MoodBook, MoodFileError
-from rag.rewrite import exchanges_from_messages
+from rag.rewrite import exchanges_from_messages, with_standalones
 from rag.store import EmbeddingMismatch
 
 EXIT_USAGE = 2
@@ -110,10 +110,11 @@ def cmd_ask(args: argparse.Namespace, settings: Settings) -> int:
     if len(question) > settings.max_question_chars:
         raise UserError(f"the question is {len(question):,} characters long; the limit is "
                         f"{settings.max_question_chars:,} (NAVIBOT_MAX_QUESTION_CHARS)")
+    moods = MoodBook(settings.moods_file)
+    if args.mood and moods.get(args.mood) is None:  # before anything is ingested
+        raise UserError(f"unknown mood {args.mood!r}; choose one of: {', '.join(moods.names)}")
     bot = _open_bot_with_knowledge(args, settings)
     try:
-        if args.mood and bot.moods.get(args.mood) is None:
-            raise UserError(f"unknown mood {args.mood!r}; choose one of: {', '.join(bot.moods.names)}")
         return ask(bot, question, args.mood, args.json)
     finally:
         bot.close()
@@ -180,7 +181,7 @@ def cmd_eval(args: argparse.Namespace, settings: Settings) -> int:
             def run(question: str, history: list[dict[str, str]]) -> EvalTurn:
                 # Deepen until the ranking names at least 10 documents (or the store has no more chunks).
                 depth = max(args.depth, 10)
-                exchanges = exchanges_from_messages(history)
+                exchanges = with_standalones(engine.rewriter, exchanges_from_messages(history))
                 while True:
                     rewrite, hits = engine.rewrite_and_retrieve(question, exchanges, k=depth)
                     if len(ranked_doc_ids(hits)) >= 10 or depth >= total:

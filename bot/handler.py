@@ -65,7 +65,7 @@ class TurnHandler:
             return self._command(turn, command.name, command.argument)
         mood = self.moods.resolve(mood_override or self.conversations.get_mood(turn.preference_key))
         history = self.conversations.history(turn.conversation_key, self.history_turns)
-        outcome = self.engine.answer(text, [Exchange(h.question, h.answer) for h in history], mood)
+        outcome = self.engine.answer(text, [Exchange(h.question, h.answer, h.standalone) for h in history], mood)
         if outcome.kind == "smalltalk":
             return Reply(ReplyKind.COMMAND, outcome.text, mood=mood.name)
         kind = ReplyKind.ANSWER if outcome.kind == "answer" else ReplyKind.NO_ANSWER
@@ -77,7 +77,7 @@ class TurnHandler:
             citations=outcome.citations))
         if kind is ReplyKind.ANSWER:  # a no-answer is not context for the next question
             self.conversations.append_turn(turn.conversation_key, HistoryTurn(
-                text, outcome.standalone, outcome.text, [c.sub_id for c in outcome.citations]),
+                text, outcome.standalone, outcome.answer, [c.sub_id for c in outcome.citations]),
                 keep=self.history_turns)
         log.info("turn %s: %s in %.0f ms", answer_id, kind.value, outcome.timings_ms.get("total", 0.0))
         return Reply(kind, outcome.text, outcome.citations, mood.name, answer_id, outcome.standalone)

@@ -16,7 +16,7 @@ from rag.extractive import ExtractiveAnswerer
 from rag.ingest import Ingestor
 from rag.moods import MoodBook
 from rag.retrieve import Retriever
-from rag.rewrite import HeuristicRewriter, TitleStems
+from rag.rewrite import CachedTitles, HeuristicRewriter
 from rag.sqlite_store import SQLiteKnowledgeStore
 from rag.store import KnowledgeStore
 
@@ -46,7 +46,7 @@ def build_core(settings: Settings, store_path: Path | None = None) -> Core:
 
 
 def build_engine(core: Core) -> Engine:
-    titles = TitleStems(lambda: [d.title for d in core.store.documents()])
+    titles = CachedTitles(lambda: [d.title for d in core.store.documents()])
     return Engine(core.retriever, HeuristicRewriter(titles), ExtractiveAnswerer(core.embedder),
                   top_k=core.settings.top_k, min_coverage=core.settings.min_coverage)
 

@@ -142,8 +142,9 @@ class SQLiteConversationStore:
                 " citations, created FROM answers WHERE answer_id = ?", (answer_id,)).fetchone()
         if row is None:
             return None
-        citations = [Citation(**c) for c in json.loads(row[9])]
-        return AnswerRecord(*row[:9], citations=citations, created=row[10])
+        return AnswerRecord(answer_id=row[0], conversation_key=row[1], platform=row[2], user=row[3], question=row[4],
+                            standalone=row[5], answer=row[6], kind=row[7], mood=row[8],
+                            citations=[Citation(**c) for c in json.loads(row[9])], created=row[10])
 
     def record_feedback(self, answer_id: str, user: str, helpful: bool, reason: str | None) -> FeedbackRecord:
         stamp = now()

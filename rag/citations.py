@@ -22,6 +22,8 @@ class Draft:
     text: str
     cited: list[str]
     claimed_quotes: dict[str, str] = field(default_factory=dict)
+    prefix: str = ""  # shown before the answer (a mood's emoji), not part of it
+    note: str = ""  # shown after the answer (why a mood could not be honoured), not part of it
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,34 +86,34 @@ def link_to_quote(url: str | None, sub: SubChunk) -> str | None:
 
 
 def check(draft: Draft, hits: list[SearchHit]) -> CheckedAnswer:
-    """Keep the citations that pass, renumber the markers 1..n in order of first use, drop the others' markers."""
+    """Keep the citations that pass; number them 1..n in the order the text first uses them (cited paragraphs the
+    text never marks come last); drop the markers of the others."""
     retrieved: dict[str, tuple[SubChunk, Chunk]] = {
         sub.sub_id: (sub, hit.chunk) for hit in hits for sub in hit.chunk.subchunks}
     dropped: list[str] = []
-    renumber: dict[int, int] = {}  # draft marker → final number
-    by_sub: dict[str, int] = {}
-    citations: list[Citation] = []
+    valid: dict[int, str] = {}  # draft marker number → sub-chunk id, for the citations that pass
     for position, sub_id in enumerate(draft.cited, start=1):
         found = retrieved.get(sub_id)
         if found is None:
             dropped.append(f"{sub_id}: not among the retrieved paragraphs")
             continue
-        sub, chunk = found
         claimed = draft.claimed_quotes.get(sub_id)
-        if claimed is not None and _squash(claimed) not in _squash(sub.text):
+        if claimed is not None and (not claimed.strip() or _squash(claimed) not in _squash(found[0].text)):
             dropped.append(f"{sub_id}: the quoted text is not in the source")
             continue
-        if sub_id not in by_sub:
-            by_sub[sub_id] = len(citations) + 1
-            citations.append(Citation(
-                number=by_sub[sub_id], doc_id=chunk.doc_id, chunk_id=chunk.chunk_id, sub_id=sub_id,
-                title=chunk.title, heading_path=list(sub.heading_path), url=link_to_quote(chunk.url, sub),
-                page=sub.page, quote=sub.text))
-        renumber[position] = by_sub[sub_id]
+        valid[position] = sub_id
+    used = [valid[int(n)] for n in _MARKER.findall(draft.text) if int(n) in valid]
+    order = list(dict.fromkeys([*used, *valid.values()]))
+    number = {sub_id: i for i, sub_id in enumerate(order, start=1)}
 
     def mark(match: re.Match[str]) -> str:
-        number = renumber.get(int(match.group(1)))
-        return f" [{number}]" if number else ""
+        sub_id = valid.get(int(match.group(1)))
+        return f" [{number[sub_id]}]" if sub_id else ""
 
-    text = _MARKER.sub(mark, draft.text).strip()
-    return CheckedAnswer(text, citations, dropped)
+    citations = []
+    for sub_id in order:
+        sub, chunk = retrieved[sub_id]
+        citations.append(Citation(number=number[sub_id], doc_id=chunk.doc_id, chunk_id=chunk.chunk_id, sub_id=sub_id,
+                                  title=chunk.title, heading_path=list(sub.heading_path),
+                                  url=link_to_quote(chunk.url, sub), page=sub.page, quote=sub.text))
+    return CheckedAnswer(_MARKER.sub(mark, draft.text).strip(), citations, dropped)

@@ -28,12 +28,13 @@ OutcomeKind = Literal["answer", "no_answer", "smalltalk"]
 @dataclass(slots=True)
 class Outcome:
     kind: OutcomeKind
-    text: str
+    text: str  # as shown, with the mood's prefix or note
     standalone: str
     citations: list[Citation] = field(default_factory=list)
     closest: list[str] = field(default_factory=list)  # topics found, offered with a no-answer
     hits: list[SearchHit] = field(default_factory=list)
     timings_ms: dict[str, float] = field(default_factory=dict)
+    answer: str = ""  # the answer alone, without prefix or note: what the history keeps
 
 
 def no_answer_text(closest: list[str]) -> str:
@@ -93,5 +94,7 @@ class Engine:
             for reason in checked.dropped:
                 log.warning("citation dropped: %s", reason)
             if checked.ok:
-                outcome.kind, outcome.text, outcome.citations = "answer", checked.text, checked.citations
+                shown = f"{draft.prefix} {checked.text}".strip() + (f"\n{draft.note}" if draft.note else "")
+                outcome.kind, outcome.text, outcome.answer = "answer", shown, checked.text
+                outcome.citations = checked.citations
         return outcome

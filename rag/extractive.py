@@ -17,10 +17,13 @@ from rag.citations import Draft
 from rag.embedding import Embedder
 from rag.models import SubChunk
 from rag.sentences import split_sentences
+from rag.terms import tokens
 
 _LIST_ITEM = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)])\s+")
 CHUNKS_READ = 3  # answers come from the best few sections; lower ones rarely hold the answer
 RANK_PRIOR = (0.15, 0.07, 0.0)  # a small preference for the best-ranked section
+PHRASE_WEIGHT = 0.5
+_WH = frozenset({"who", "what", "when", "where", "why", "how", "which"})
 
 
 @dataclass(slots=True)
@@ -42,6 +45,18 @@ def _pieces(sub: SubChunk) -> list[str]:
         items = [_LIST_ITEM.sub("", ln) for ln in lines if _LIST_ITEM.match(ln)]
         return [*lead, *(f"- {item}" for item in items)]
     return split_sentences(sub.text)
+
+
+def _cues(text: str) -> set[tuple[str, str]]:
+    """Question-word pairs ("who can", "how much", "how often"): they say what is asked, which topic words cannot
+    (every sentence of the WIC page shares "WIC" with "Who can get WIC?"), and headings often answer them."""
+    words = tokens(text)
+    return {(a, b) for a, b in zip(words, words[1:], strict=False) if a in _WH}
+
+
+def _phrase_match(question: str, heading_path: list[str]) -> float:
+    """1.0 when the paragraph's own heading has a question-word pair of the question ("Who can get WIC")."""
+    return 1.0 if heading_path and _cues(question) & _cues(heading_path[-1]) else 0.0
 
 
 def _overlap(terms: set[str], words: set[str], heading: set[str]) -> float:
@@ -107,11 +122,7 @@ class ExtractiveAnswerer:
             else:
                 parts.append(f"{piece.text} [{cited.index(piece.sub.sub_id) + 1}]")
         text = " ".join(parts)
-        if mood.prefix:
-            text = f"{mood.prefix} {text}"
-        if mood.offline_note:
-            text = f"{text}\n{mood.offline_note}"
-        return Draft(text, cited)
+        return Draft(text, cited, prefix=mood.prefix, note=mood.offline_note)
 
     def _score(self, question: str, standalone: str, pieces: list[_Piece]) -> None:
         """Word overlap and vector similarity with the question as asked ("what about part-time?" must pick the
@@ -124,7 +135,8 @@ class ExtractiveAnswerer:
             heading = set(stemmed(" ".join(piece.sub.heading_path))) - words
             piece.score = (_overlap(asked, words, heading)
                            + (0.5 * _overlap(topic, words, heading) if topic != asked else 0.0)
-                           + float(sim) + RANK_PRIOR[min(piece.chunk_rank, len(RANK_PRIOR) - 1)])
+                           + float(sim) + RANK_PRIOR[min(piece.chunk_rank, len(RANK_PRIOR) - 1)]
+                           + PHRASE_WEIGHT * _phrase_match(question, piece.sub.heading_path))
 
     @staticmethod
     def _choose(pieces: list[_Piece], max_words: int) -> list[_Piece]:

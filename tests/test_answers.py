@@ -96,6 +96,18 @@ def test_follow_up_is_answered_from_the_section_on_working_20_hours(demo: Core, 
     assert best.quote == stored_text(demo, best)
 
 
+@pytest.mark.parametrize(("question", "heading"), [
+    ("Who can get WIC?", "Who can get WIC"),
+    ("How much is SSI a month?", "How much SSI pays"),
+    ("How often do I renew Medicaid?", "How often Medicaid is renewed"),
+])
+def test_the_question_word_picks_the_section_that_answers_it(engine: Engine, question: str, heading: str) -> None:
+    # Every sentence of the page shares the program's name with the question; "who can", "how much" decide.
+    outcome = engine.answer(question, [], CONCISE)
+    assert outcome.kind == "answer"
+    assert outcome.citations[0].heading_path[-1] == heading
+
+
 def test_off_topic_question_is_a_no_answer_with_the_closest_topics(engine: Engine) -> None:
     outcome = engine.answer("What is the capital of France?", [], CONCISE)
     assert outcome.kind == "no_answer"

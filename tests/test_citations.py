@@ -100,9 +100,19 @@ def test_duplicate_ids_collapse_into_one_citation() -> None:
 def test_marker_without_a_citation_is_removed_and_markers_name_the_cited_paragraph() -> None:
     draft = Draft("First. [2] Second. [1] Stray. [7] Zero. [0]", ["students::0.0", "students::1.0"])
     checked = check(draft, student_hits())
-    # Citations are numbered in the order of `cited`; each marker keeps pointing at the paragraph it named.
-    assert checked.text == "First. [2] Second. [1] Stray. Zero."
-    assert {c.number: c.sub_id for c in checked.citations} == {1: "students::0.0", 2: "students::1.0"}
+    # Citations are numbered in the order the text first uses them; each marker keeps pointing at the paragraph
+    # it named.
+    assert checked.text == "First. [1] Second. [2] Stray. Zero."
+    assert {c.number: c.sub_id for c in checked.citations} == {1: "students::1.0", 2: "students::0.0"}
+    # A cited paragraph the text never marks is still listed, after the ones it does.
+    unmarked = check(Draft("Only this. [2]", ["students::0.0", "students::1.0"]), student_hits())
+    assert [c.sub_id for c in unmarked.citations] == ["students::1.0", "students::0.0"]
+    assert unmarked.text == "Only this. [1]"
+
+
+def test_an_empty_claimed_quote_is_a_misquote() -> None:
+    checked = check(Draft("Rule. [1]", ["students::0.0"], claimed_quotes={"students::0.0": "  "}), student_hits())
+    assert not checked.ok and "not in the source" in checked.dropped[0]
 
 
 def test_nothing_valid_or_no_text_is_not_an_answer() -> None:

@@ -170,14 +170,25 @@ def test_follow_up_uses_the_thread_and_is_answered_from_the_20_hours_section(han
     assert handler.handle(turn(WORK, thread="T2")).standalone_question == WORK
 
 
-@pytest.mark.xfail(strict=True, reason="known gap: 'and WIC?' is searched with the earlier SNAP question and "
-                                       "answered from the SNAP page (a wrong-program citation); remove this mark "
-                                       "when the rewrite or the evidence check handles it")
 def test_an_elliptical_follow_up_about_another_program_is_not_answered_from_the_first(
         handler: TurnHandler) -> None:
     handler.handle(turn(STUDENTS))
     reply = handler.handle(turn("and WIC?"))
+    assert reply.standalone_question == "Can college students get WIC?"
     assert reply.kind is ReplyKind.NO_ANSWER or {c.doc_id for c in reply.citations} == {"demo_kb/wic"}
+    # The thread now continues about WIC.
+    follow_up = handler.handle(turn("Who qualifies for it?"))
+    assert follow_up.standalone_question == "Can college students get WIC? Who qualifies for it?"
+
+
+def test_history_keeps_the_answer_without_the_mood_decorations(handler: TurnHandler,
+                                                                store: SQLiteConversationStore) -> None:
+    assert handler.handle(turn("mood spanish")).kind is ReplyKind.COMMAND
+    reply = handler.handle(turn(STUDENTS))
+    note = MOODS.get("spanish").offline_note
+    assert reply.kind is ReplyKind.ANSWER and reply.text.endswith(note)
+    kept = store.history(turn("").conversation_key, 10)[-1].answer
+    assert note not in kept and kept == reply.text[: -len(note)].strip()
 
 
 def test_only_the_last_n_turns_are_kept(engine: Engine, store: SQLiteConversationStore) -> None:
