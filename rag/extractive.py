@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from itertools import pairwise
 
 import numpy as np
 
@@ -51,7 +52,7 @@ def _cues(text: str) -> set[tuple[str, str]]:
     """Question-word pairs ("who can", "how much", "how often"): they say what is asked, which topic words cannot
     (every sentence of the WIC page shares "WIC" with "Who can get WIC?"), and headings often answer them."""
     words = tokens(text)
-    return {(a, b) for a, b in zip(words, words[1:], strict=False) if a in _WH}
+    return {(a, b) for a, b in pairwise(words) if a in _WH}
 
 
 def _phrase_match(question: str, heading_path: list[str]) -> float:
