@@ -15,6 +15,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from bot.crawl_command import add_crawl_parser
+from bot.errors import UserError
 from bot.runtime import Bot, build_bot, build_core, build_engine
 from bot.settings import Settings
 from bot.terminal import ask, chat
@@ -25,10 +26,6 @@ from rag.rewrite import exchanges_from_messages, with_standalones
 from rag.store import EmbeddingMismatch
 
 EXIT_USAGE = 2
-
-
-class UserError(Exception):
-    """A problem the person running the command can fix; printed without a traceback."""
 
 
 def demo_kb_path() -> Path:

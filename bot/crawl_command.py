@@ -1,7 +1,6 @@
 """`navibot crawl`: fetch a benefits website (or its sitemap) into the knowledge store, and keep them in sync.
 
-Kept apart from bot/cli.py, which only registers it; `UserError` is imported when the command runs because
-bot.cli imports this module.
+Kept apart from bot/cli.py, which only registers it.
 """
 
 from __future__ import annotations
@@ -11,6 +10,7 @@ import asyncio
 import sys
 from pathlib import Path
 
+from bot.errors import UserError
 from bot.runtime import build_core
 from bot.settings import Settings
 from rag.crawl.crawler import CrawlConfig, CrawlResult, crawl, progress_stream
@@ -55,8 +55,6 @@ def _csv(value: str | None) -> list[str]:
 
 
 def _config(args: argparse.Namespace) -> CrawlConfig:
-    from bot.cli import UserError
-
     if not args.urls and not args.sitemap:
         raise UserError("give a URL to start from (navibot crawl https://www.example.gov/benefits/) or --sitemap URL")
     for url in [*args.urls, *args.sitemap]:
@@ -90,8 +88,6 @@ def report(result: CrawlResult, args: argparse.Namespace, store: Path) -> None:
 
 
 def cmd_crawl(args: argparse.Namespace, settings: Settings) -> int:
-    from bot.cli import UserError
-
     config = _config(args)
     store = args.store or settings.store_path
     core = build_core(settings, store)
