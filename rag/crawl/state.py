@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -54,18 +56,33 @@ class PageState:
         return headers
 
 
+class CrawlStateError(RuntimeError):
+    """The state file cannot be opened or written (disk full, locked, not a database), with its path."""
+
+
 class CrawlState:
-    """Used from the event loop's thread only; writes are committed in small batches."""
+    """Used from the event loop's thread only; writes are committed in small batches.
+
+    A row is written only after its document is stored, so a failed or interrupted write loses validators (the
+    next run fetches those pages in full) but never vouches for a document the store does not hold.
+    """
 
     def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        try:
+        self.path = path
+        with self._failing("open"):
+            path.parent.mkdir(parents=True, exist_ok=True)
             self._db = sqlite3.connect(str(path))
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.executescript(_SCHEMA)
-        except sqlite3.DatabaseError as exc:
-            raise RuntimeError(f"cannot open the crawl state {path}: {exc}") from exc
         self._pending = 0
+
+    @contextmanager
+    def _failing(self, what: str) -> Iterator[None]:
+        """sqlite3 and OS errors become a `CrawlStateError` that names the file, for a one-line message."""
+        try:
+            yield
+        except (sqlite3.Error, OSError) as exc:
+            raise CrawlStateError(f"cannot {what} the crawl state {self.path}: {exc}") from exc
 
     def get(self, url: str) -> PageState | None:
         row = self._db.execute("SELECT url, site, doc_id, content_hash, etag, last_modified, links, options"
@@ -77,19 +94,22 @@ class CrawlState:
 
     def put(self, page: PageState) -> None:
         now = datetime.now(UTC).isoformat(timespec="seconds")
-        self._db.execute(
-            "INSERT OR REPLACE INTO pages(url, site, doc_id, content_hash, etag, last_modified, links, options,"
-            " seen_at) VALUES (?,?,?,?,?,?,?,?,?)",
-            (page.url, page.site, page.doc_id, page.content_hash, page.etag, page.last_modified,
-             json.dumps(page.links), page.options, now))
+        with self._failing("write"):
+            self._db.execute(
+                "INSERT OR REPLACE INTO pages(url, site, doc_id, content_hash, etag, last_modified, links, options,"
+                " seen_at) VALUES (?,?,?,?,?,?,?,?,?)",
+                (page.url, page.site, page.doc_id, page.content_hash, page.etag, page.last_modified,
+                 json.dumps(page.links), page.options, now))
         self._written()
 
     def forget(self, url: str) -> None:
-        self._db.execute("DELETE FROM pages WHERE url=?", (url,))
+        with self._failing("write"):
+            self._db.execute("DELETE FROM pages WHERE url=?", (url,))
         self._written()
 
     def forget_documents(self, doc_ids: list[str]) -> None:
-        self._db.executemany("DELETE FROM pages WHERE doc_id=?", [(d,) for d in doc_ids])
+        with self._failing("write"):
+            self._db.executemany("DELETE FROM pages WHERE doc_id=?", [(d,) for d in doc_ids])
         self._written()
 
     def doc_ids(self, site: str) -> set[str]:
@@ -101,9 +121,13 @@ class CrawlState:
             self.commit()
 
     def commit(self) -> None:
-        self._db.commit()
+        with self._failing("write"):
+            self._db.commit()
         self._pending = 0
 
     def close(self) -> None:
-        self.commit()
-        self._db.close()
+        """Commits what is pending; the file is closed even when that fails."""
+        try:
+            self.commit()
+        finally:
+            self._db.close()
