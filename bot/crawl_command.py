@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import sqlite3
 import sys
 from pathlib import Path
 
@@ -97,6 +98,8 @@ def cmd_crawl(args: argparse.Namespace, settings: Settings) -> int:
             result = asyncio.run(crawl(config, core.ingestor, state, progress_stream()))
         finally:
             state.close()
+    except sqlite3.Error as exc:  # the store's (the state's own are CrawlStateErrors): disk full, locked by a writer
+        raise UserError(f"crawl stopped, the knowledge store {store} failed: {exc}") from exc
     finally:
         core.close()
     if result.unreachable and not result.fetched:

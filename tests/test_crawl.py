@@ -11,15 +11,19 @@ from collections import Counter
 from collections.abc import Iterator
 from itertools import pairwise
 from pathlib import Path
+from typing import Any
 
 import pytest
 from aiohttp import web
 
 from bot.cli import main
 from bot.runtime import Core
+from rag.crawl import crawler
 from rag.crawl.crawler import CrawlConfig, CrawlResult, crawl
 from rag.crawl.fetch import FetchPolicy
+from rag.crawl.pages import Page, build_page
 from rag.crawl.state import CrawlState, state_path_for
+from rag.sqlite_store import SQLiteKnowledgeStore
 from tests.conftest import write
 from tests.crawl_site import Resp, Site, fixture_site, redirect
 from tests.test_loaders import _pdf_bytes
@@ -370,6 +374,26 @@ def test_robots_crawl_delay_and_noindex_are_respected(core: Core) -> None:
     assert all(b - a >= 0.15 for a, b in pairwise(times[1:]))  # Crawl-delay after robots.txt
 
 
+def test_an_interrupted_crawl_clears_the_progress_line_and_keeps_the_state_consistent(
+        core: Core, site: Site, monkeypatch: pytest.MonkeyPatch) -> None:
+    built: list[str] = []
+
+    def interrupted(url: str, *args: Any, **kwargs: Any) -> Page:
+        built.append(url)
+        if len(built) == 4:
+            raise KeyboardInterrupt  # Ctrl-C in the middle of a crawl
+        return build_page(url, *args, **kwargs)
+
+    monkeypatch.setattr(crawler, "build_page", interrupted)
+    progress = io.StringIO()
+    with pytest.raises(KeyboardInterrupt):
+        run(core, site.url("/benefits/"), progress=progress, concurrency=1)
+    assert progress.getvalue().startswith("\rcrawl: ") and progress.getvalue().endswith("\r\033[K")
+    with sqlite3.connect(state_path_for(core.store.path)) as db:  # type: ignore[attr-defined]
+        remembered = {doc_id for (doc_id,) in db.execute("SELECT doc_id FROM pages")}
+    assert remembered <= set(stored(core))
+
+
 # ------------------------------------------------------------------------------------- the command line
 
 
@@ -419,6 +443,41 @@ def test_cli_crawl_unreachable_host_is_one_line_and_exit_2(capsys: pytest.Captur
     err = capsys.readouterr().err
     assert err.startswith(f"navibot: cannot reach {url}: robots.txt could not be read (cannot connect")
     assert err.count("\n") == 1
+
+
+def test_cli_crawl_state_write_failure_is_one_line_and_leaves_the_state_consistent(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    links = "".join(f'<a href="/p/{i}.html">page {i}</a> ' for i in range(60))
+    routes = {"/p/": Resp(page("Index", "All pages.", links))}
+    routes.update({f"/p/{i}.html": Resp(page(f"Page {i}", f"Text of page {i}.", links)) for i in range(60)})
+    store = tmp_path / "full.sqlite3"
+    opened = CrawlState.__init__
+
+    def on_a_full_disk(self: CrawlState, path: Path) -> None:
+        opened(self, path)
+        pages = self._db.execute("PRAGMA page_count").fetchone()[0]
+        self._db.execute(f"PRAGMA max_page_count = {pages}")  # SQLite's own "database or disk is full"
+
+    monkeypatch.setattr(CrawlState, "__init__", on_a_full_disk)
+    with Site(routes) as local:
+        assert main(["crawl", local.url("/p/"), "--delay", "0", "--store", str(store)]) == 2
+    err = capsys.readouterr().err
+    assert err == f"navibot: cannot write the crawl state {state_path_for(store)}: database or disk is full\n"
+    with sqlite3.connect(state_path_for(store)) as db:  # the state vouches only for documents the store holds
+        remembered = {doc_id for (doc_id,) in db.execute("SELECT doc_id FROM pages")}
+    with sqlite3.connect(store) as db:
+        assert remembered <= {doc_id for (doc_id,) in db.execute("SELECT doc_id FROM documents")}
+
+
+def test_cli_crawl_store_failure_is_one_line(site: Site, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    def locked(self: object) -> dict[str, str]:
+        raise sqlite3.OperationalError("database is locked")
+
+    monkeypatch.setattr(SQLiteKnowledgeStore, "document_hashes", locked)
+    store = tmp_path / "locked.sqlite3"
+    assert main(["crawl", site.url("/benefits/"), "--delay", "0", "--store", str(store)]) == 2
+    assert capsys.readouterr().err == f"navibot: crawl stopped, the knowledge store {store} failed: database is locked\n"
 
 
 def test_cli_crawl_help_names_the_flags(capsys: pytest.CaptureFixture[str]) -> None:

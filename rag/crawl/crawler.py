@@ -142,7 +142,9 @@ class _Crawl:
             self.fetcher = Fetcher(session, self.config.policy, self.throttle)
             workers = [asyncio.create_task(self._worker()) for _ in range(self.config.concurrency)]
             writer = asyncio.create_task(self._writer())
-            ticker = asyncio.create_task(self._ticker(started)) if self.progress else None
+            tasks = [*workers, writer]
+            if self.progress:
+                tasks.append(asyncio.create_task(self._ticker(started)))
             try:
                 for url in starts:
                     if self.frontier.admit(url):
@@ -156,18 +158,18 @@ class _Crawl:
                     writer.result()
                 await self.docs.put(None)
                 await writer
-            finally:
-                for task in [*workers, writer, *([ticker] if ticker else [])]:
+            finally:  # also on Ctrl-C or a failed writer: stop every task, keep what was stored, clear the line
+                for task in tasks:
                     task.cancel()
-                await asyncio.gather(*workers, writer, *([ticker] if ticker else []), return_exceptions=True)
+                await asyncio.gather(*tasks, return_exceptions=True)
+                if self.progress:
+                    self.progress.write("\r\033[K")
                 self.state.commit()
         self._judge_completeness(starts)
         if self.config.prune and self.result.complete:
             self.result.ingest.removed = self._prune()
             self.result.pruned = True
         self.result.seconds = self.result.ingest.seconds = time.perf_counter() - started
-        if self.progress:
-            self.progress.write("\r\033[K")
         return self.result
 
     def _judge_completeness(self, starts: list[str]) -> None:

@@ -85,8 +85,9 @@ class CrawlState:
             raise CrawlStateError(f"cannot {what} the crawl state {self.path}: {exc}") from exc
 
     def get(self, url: str) -> PageState | None:
-        row = self._db.execute("SELECT url, site, doc_id, content_hash, etag, last_modified, links, options"
-                               " FROM pages WHERE url=?", (url,)).fetchone()
+        with self._failing("read"):
+            row = self._db.execute("SELECT url, site, doc_id, content_hash, etag, last_modified, links, options"
+                                   " FROM pages WHERE url=?", (url,)).fetchone()
         if row is None:
             return None
         url_, site, doc_id, content_hash, etag, last_modified, links, options = row
@@ -113,7 +114,8 @@ class CrawlState:
         self._written()
 
     def doc_ids(self, site: str) -> set[str]:
-        return {row[0] for row in self._db.execute("SELECT doc_id FROM pages WHERE site=?", (site,))}
+        with self._failing("read"):
+            return {row[0] for row in self._db.execute("SELECT doc_id FROM pages WHERE site=?", (site,))}
 
     def _written(self) -> None:
         self._pending += 1
