@@ -480,6 +480,21 @@ def test_cli_crawl_store_failure_is_one_line(site: Site, tmp_path: Path, monkeyp
     assert capsys.readouterr().err == f"navibot: crawl stopped, the knowledge store {store} failed: database is locked\n"
 
 
+def test_cli_crawl_unreachable_sitemap_host_is_one_line_and_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
+    url = f"http://127.0.0.1:{_closed_port()}/sitemap.xml"
+    assert main(["crawl", "--sitemap", url, "--retries", "0", "--timeout", "2", "--delay", "0"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"navibot: cannot reach {url}: sitemap: robots.txt could not be read (cannot connect")
+    assert err.count("\n") == 1
+
+
+def test_sitemap_on_a_host_whose_robots_txt_fails_says_so(core: Core) -> None:
+    with Site({"/robots.txt": Resp("down", status=503), "/sitemap.xml": Resp("{base}/a.html")}) as local:
+        result = run(core, sitemaps=[local.url("/sitemap.xml")])
+    assert result.failures[local.url("/sitemap.xml")] == "sitemap: robots.txt answered HTTP 503"
+    assert not result.unreachable
+
+
 def test_cli_crawl_help_names_the_flags(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exit_info:
         main(["crawl", "--help"])

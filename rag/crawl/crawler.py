@@ -195,14 +195,17 @@ class _Crawl:
     # -- sources of URLs -----------------------------------------------------------------------------------
 
     async def _read_sitemap(self, sitemap: str) -> None:
-        async def allowed(url: str) -> bool:
-            return (await self._robots_for(url)).allowed(url)
+        async def refusal(url: str) -> str | None:
+            rules = await self._robots_for(url)
+            return rules.blocked_reason or (None if rules.allowed(url) else "disallowed by robots.txt")
 
-        listed = await read_sitemaps(self.fetcher, sitemap, allowed)
-        for problem in listed.problems:
-            where, _, reason = problem.partition(": ")
+        listed = await read_sitemaps(self.fetcher, sitemap, refusal)
+        for where, reason in listed.problems:
             self.result.failures[where] = f"sitemap: {reason}"
             self.result.incomplete.append(f"sitemap {where} could not be read")
+        first = normalize_url(sitemap)
+        if first is not None and first in self.result.failures and host_of(first) in self.unreachable_hosts:
+            self.result.unreachable.append(first)  # reported like an unreachable start URL
         if not listed.urls and not listed.problems:
             self.result.incomplete.append(f"sitemap {sitemap} lists no pages")
         for raw in listed.urls:

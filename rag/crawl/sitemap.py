@@ -27,7 +27,7 @@ class SitemapError(ValueError):
 @dataclass(slots=True)
 class SitemapResult:
     urls: list[str] = field(default_factory=list)  # page URLs as listed (not yet normalised or scoped)
-    problems: list[str] = field(default_factory=list)  # "sitemap URL: reason"; any problem = incomplete list
+    problems: list[tuple[str, str]] = field(default_factory=list)  # (sitemap URL, reason): any = incomplete list
 
 
 def _gunzip(data: bytes) -> bytes:
@@ -67,27 +67,31 @@ def parse_sitemap(data: bytes) -> tuple[list[str], list[str]]:
     raise SitemapError(f"not a sitemap (root element <{kind}>)")
 
 
-async def read_sitemaps(fetcher: Fetcher, start: str, allowed: Callable[[str], Awaitable[bool]]) -> SitemapResult:
-    """Every page URL of a sitemap or sitemap index, following child sitemaps on the same host only."""
+async def read_sitemaps(fetcher: Fetcher, start: str,
+                        refusal: Callable[[str], Awaitable[str | None]]) -> SitemapResult:
+    """Every page URL of a sitemap or sitemap index, following child sitemaps on the same host only.
+
+    `refusal(url)` says why robots.txt forbids fetching a sitemap (disallowed, or unreadable), else None."""
     result = SitemapResult()
     first = normalize_url(start)
     if first is None:
-        result.problems.append(f"{start}: not an http(s) URL")
+        result.problems.append((start, "not an http(s) URL"))
         return result
     pending, visited = [(first, 0)], {first}
     while pending:
         url, depth = pending.pop(0)
-        if not await allowed(url):
-            result.problems.append(f"{url}: disallowed by robots.txt")
+        refused = await refusal(url)
+        if refused:
+            result.problems.append((url, refused))
             continue
         fetched = await fetcher.get(url, follow_redirects=True, max_bytes=MAX_SITEMAP_BYTES)
         if not fetched.ok:
-            result.problems.append(f"{url}: {fetched.error or f'HTTP {fetched.status}'}")
+            result.problems.append((url, fetched.error or f"HTTP {fetched.status}"))
             continue
         try:
             pages, children = parse_sitemap(fetched.body)
         except SitemapError as exc:
-            result.problems.append(f"{url}: {exc}")
+            result.problems.append((url, str(exc)))
             continue
         result.urls.extend(pages)
         for child in children:
@@ -97,7 +101,7 @@ async def read_sitemaps(fetcher: Fetcher, start: str, allowed: Callable[[str], A
             if host_of(norm) != host_of(first):
                 log.info("sitemap %s on another host is not followed", child)
             elif depth + 1 > MAX_DEPTH:
-                result.problems.append(f"{child}: sitemap indexes nested more than {MAX_DEPTH} deep")
+                result.problems.append((child, f"sitemap indexes nested more than {MAX_DEPTH} deep"))
             else:
                 visited.add(norm)
                 pending.append((norm, depth + 1))
