@@ -160,14 +160,14 @@ def _resolve_in(prefix: str):  # type: ignore[no-untyped-def]
 def test_build_page_uses_an_in_scope_canonical_and_ignores_a_foreign_one() -> None:
     html = ('<html><head><title>T | Site</title><link rel="canonical" href="{c}"><base href="/kb/"></head>'
             '<body><nav><a href="menu.html">menu</a></nav><main><h1>Students</h1><p>Text.</p>'
-            '<a href="next.html" rel="nofollow">no</a><a href="http://[broken">typo</a></main></body></html>')
+            '<a href="next.html" rel="nofollow">no</a><a href="http://[broken">typo</a><a href="mailto:help@h.gov">mail</a></main></body></html>')
     headers = {"content-type": "text/html"}
     resolve = _resolve_in("https://h.gov/kb/")
     page = build_page("https://h.gov/kb/s?ref=1", html.replace("{c}", "/kb/s").encode(), headers,
                       header_canonical=None, resolve=resolve, tags=["snap"], groups=[])
     assert page.doc is not None and page.doc.url == "https://h.gov/kb/s" and page.doc.doc_id == "web/h.gov/kb/s"
     assert page.doc.title == "Students" and page.doc.tags == ["snap"] and page.doc.groups == ["all"]
-    assert page.links == ["https://h.gov/kb/menu.html"]  # menus are followed; rel=nofollow is not
+    assert page.links == ["https://h.gov/kb/menu.html"]  # menus are followed; rel=nofollow, typos, mailto: not
     foreign = build_page("https://h.gov/kb/s", html.replace("{c}", "https://mirror.org/s").encode(), headers,
                          header_canonical=None, resolve=resolve, tags=[], groups=["staff"])
     assert foreign.doc is not None and foreign.doc.url == "https://h.gov/kb/s" and foreign.doc.groups == ["staff"]

@@ -18,6 +18,7 @@ import json
 import logging
 import sys
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TextIO
 from urllib.parse import urlsplit
@@ -208,15 +209,12 @@ class _Crawl:
             self.result.unreachable.append(first)  # reported like an unreachable start URL
         if not listed.urls and not listed.problems:
             self.result.incomplete.append(f"sitemap {sitemap} lists no pages")
-        for raw in listed.urls:
-            url = normalize_url(raw)
-            if url and self.frontier.admit(url):
-                self.queue.put_nowait((url, False))
+        self._follow(url for url in map(normalize_url, listed.urls) if url)
 
-    def _follow(self, links: list[str]) -> None:
-        for link in links:
-            url = normalize_url(link)
-            if url and self.frontier.admit(url):
+    def _follow(self, urls: Iterable[str]) -> None:
+        """Queue the normalised URLs the frontier admits (in scope, not seen yet)."""
+        for url in urls:
+            if self.frontier.admit(url):
                 self.queue.put_nowait((url, False))
 
     # -- robots.txt ----------------------------------------------------------------------------------------
@@ -366,10 +364,10 @@ class _Crawl:
         if doc.url and doc.url != current:  # the canonical URL needs no visit of its own
             self.frontier.seen.add(doc.url)
             self.canonical_done.add(doc.url)
-        links = [u for u in (normalize_url(x) for x in page.links) if u and self.frontier.scope_for(u)]
+        links = sorted({u for u in page.links if self.frontier.scope_for(u)})
         remembered = PageState(url=current, site=scope.key, doc_id=doc.doc_id, content_hash=doc.content_hash,
                                etag=fetched.headers.get("etag"), last_modified=fetched.headers.get("last-modified"),
-                               links=sorted(set(links)), options=self.options)
+                               links=links, options=self.options)
         await self.docs.put(_Stored(doc, remembered))
 
     # -- the single writer ---------------------------------------------------------------------------------

@@ -17,6 +17,7 @@ from urllib.parse import unquote, urljoin, urlsplit
 
 from selectolax.lexbor import LexborHTMLParser
 
+from rag.crawl.frontier import normalize_url
 from rag.html_extract import extract_html
 from rag.loaders import LoadError, _title_from, load_pdf_bytes
 from rag.models import SourceDocument
@@ -33,7 +34,7 @@ _MODIFIED_META = ("article:modified_time", "og:updated_time", "dcterms.modified"
 @dataclass(slots=True)
 class Page:
     doc: SourceDocument | None  # None: nothing to store (noindex, no text, unreadable PDF)
-    links: list[str] = field(default_factory=list)  # absolute hrefs, as found (normalised later)
+    links: list[str] = field(default_factory=list)  # crawlable links, normalised (`normalize_url`), not yet scoped
     problem: str | None = None  # a reason worth reporting as a failure (unreadable PDF)
     note: str | None = None  # a reason the page was deliberately not stored (noindex, no text)
 
@@ -136,10 +137,10 @@ def _html_page(url: str, body: bytes, headers: dict[str, str], header_canonical:
         # Links anywhere in the page, menus included: a section's menu is often the only list of its pages.
         for a in tree.css("a[href], area[href]"):
             if "nofollow" not in (a.attributes.get("rel") or "").lower().split():
-                try:
-                    links.append(urljoin(base, (a.attributes.get("href") or "").strip()))
-                except ValueError:  # "http://[broken": a typo in one link is no reason to lose the page
-                    continue
+                # Normalised here, in the worker thread, once: "http://[broken" or mailto: is just not a link.
+                link = normalize_url(a.attributes.get("href") or "", base)
+                if link:
+                    links.append(link)
     if "noindex" in directives or "none" in directives:
         return Page(None, links=links, note="noindex (meta robots)")
     page = extract_html(html)
