@@ -42,6 +42,8 @@ def test_scope_is_the_start_urls_folder() -> None:
     assert not folder.contains("https://other.gov/snap/x")
     assert Scope.of("https://h.gov/snap/", any_path=True).contains("https://h.gov/wic/")
     assert folder.covers_source("http://h.gov/snap/students") and not folder.covers_source("/srv/kb/snap/x.md")
+    assert bare.covers_source("https://h.gov/snap?lang=es") and not bare.covers_source("https://h.gov/snapshot")
+    assert not folder.covers_source("https://h.gov:8443/snap/x")
 
 
 def test_frontier_admits_each_url_once_and_same_host_pdfs_anywhere() -> None:

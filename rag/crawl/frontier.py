@@ -90,11 +90,6 @@ class Scope:
         """Names the site section in the crawl state, whatever the scheme: "www.fns.usda.gov/snap/"."""
         return self.host + self.prefix
 
-    def url_prefixes(self) -> list[str]:
-        """Where the documents of this scope live, as URL prefixes (both schemes: sites move to https)."""
-        return [f"{scheme}://{self.host}{self.prefix}" for scheme in ("https", "http")] + (
-            [f"{scheme}://{self.host}{self.exact}" for scheme in ("https", "http")] if self.exact else [])
-
     def contains(self, url: str) -> bool:
         parts = urlsplit(url)
         if parts.netloc != self.host:
@@ -103,9 +98,9 @@ class Scope:
         return path.startswith(self.prefix) or path == self.exact
 
     def covers_source(self, source: str) -> bool:
-        """True if a stored document's URL (its source_path) is in this scope."""
-        return any(source.startswith(p) for p in self.url_prefixes()[:2]) or (
-            self.exact is not None and any(source.split("?", 1)[0] == p for p in self.url_prefixes()[2:]))
+        """True if a stored document's URL (its source_path) is in this scope, whatever its scheme (sites move to
+        https); a file path, the source of an ingested file, never is."""
+        return source.startswith(("https://", "http://")) and self.contains(source)
 
 
 class Frontier:
