@@ -26,8 +26,8 @@ from urllib.parse import urlsplit
 import aiohttp
 
 from rag.crawl.fetch import (
+    MAX_REDIRECTS,
     ROBOTS_TOKEN,
-    USER_AGENT,
     Fetcher,
     FetchPolicy,
     FetchResult,
@@ -43,7 +43,6 @@ from rag.models import SourceDocument
 
 log = logging.getLogger(__name__)
 
-MAX_REDIRECTS = 10
 GONE = frozenset({404, 410})
 
 
@@ -439,4 +438,4 @@ def progress_stream() -> TextIO | None:
     return sys.stderr if sys.stderr.isatty() else None
 
 
-__all__ = ["USER_AGENT", "CrawlConfig", "CrawlResult", "crawl", "progress_stream"]
+__all__ = ["CrawlConfig", "CrawlResult", "crawl", "progress_stream"]

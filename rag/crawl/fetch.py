@@ -20,6 +20,7 @@ from rag.crawl.frontier import host_of
 USER_AGENT = "Navibot/0.1 (+https://github.com/navibot/navibot; benefits-navigator knowledge crawler)"
 ROBOTS_TOKEN = "navibot"  # the product token robots.txt groups are matched against
 RETRY_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
+MAX_REDIRECTS = 10  # followed for us (robots.txt, sitemaps) or one by one by the crawler
 MB = 1024 * 1024
 
 
@@ -78,20 +79,23 @@ class HostThrottle:
             await asyncio.sleep(start - now)
 
 
-def retry_after_seconds(value: str | None) -> float | None:
-    """Retry-After is either seconds or an HTTP date."""
+def parse_http_date(value: str | None) -> datetime | None:
+    """An HTTP date (Retry-After, Last-Modified) as an aware datetime; None if missing or unreadable."""
     if not value:
         return None
-    value = value.strip()
-    if value.isdigit():
-        return float(value)
     try:
-        when = parsedate_to_datetime(value)
+        when = parsedate_to_datetime(value.strip())
     except (TypeError, ValueError):
         return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
-    return max(0.0, (when - datetime.now(UTC)).total_seconds())
+    return when if when.tzinfo else when.replace(tzinfo=UTC)
+
+
+def retry_after_seconds(value: str | None) -> float | None:
+    """Retry-After is either seconds or an HTTP date."""
+    if value and value.strip().isdigit():
+        return float(value)
+    when = parse_http_date(value)
+    return None if when is None else max(0.0, (when - datetime.now(UTC)).total_seconds())
 
 
 class Fetcher:
@@ -127,7 +131,7 @@ class Fetcher:
         result = FetchResult(url=url, final_url=url)
         timeout = aiohttp.ClientTimeout(total=self.policy.timeout)
         try:
-            async with self.session.get(url, headers=headers, allow_redirects=follow, max_redirects=10,
+            async with self.session.get(url, headers=headers, allow_redirects=follow, max_redirects=MAX_REDIRECTS,
                                         timeout=timeout) as resp:
                 result.status = resp.status
                 result.final_url = str(resp.url)

@@ -12,11 +12,11 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC
-from email.utils import parsedate_to_datetime
 from urllib.parse import unquote, urljoin, urlsplit
 
 from selectolax.lexbor import LexborHTMLParser
 
+from rag.crawl.fetch import parse_http_date
 from rag.crawl.frontier import normalize_url
 from rag.html_extract import extract_html
 from rag.loaders import LoadError, _title_from, load_pdf_bytes
@@ -70,13 +70,8 @@ def decode_html(body: bytes, content_type_header: str) -> str:
 
 
 def http_date_iso(value: str | None) -> str | None:
-    if not value:
-        return None
-    try:
-        when = parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return (when if when.tzinfo else when.replace(tzinfo=UTC)).astimezone(UTC).isoformat(timespec="seconds")
+    when = parse_http_date(value)
+    return when.astimezone(UTC).isoformat(timespec="seconds") if when else None
 
 
 def _robots_directives(values: list[str]) -> set[str]:
