@@ -59,7 +59,7 @@ def _config(args: argparse.Namespace) -> CrawlConfig:
     if not args.urls and not args.sitemap:
         raise UserError("give a URL to start from (navibot crawl https://www.example.gov/benefits/) or --sitemap URL")
     for url in [*args.urls, *args.sitemap]:
-        if normalize_url(url) is None or not url.strip().lower().startswith(("http://", "https://")):
+        if normalize_url(url) is None:  # None for anything but an absolute http(s) URL with a host
             raise UserError(f"{url}: not an http:// or https:// URL")
     for name, value, least in (("--max-pages", args.max_pages, 1), ("--concurrency", args.concurrency, 1),
                                ("--retries", args.retries, 0)):
