@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
 
@@ -152,7 +153,7 @@ def test_decode_html_charset_from_meta_or_header() -> None:
     assert "español" in decode_html("<p>español</p>".encode(), "text/html")
 
 
-def _resolve_in(prefix: str):  # type: ignore[no-untyped-def]
+def _resolve_in(prefix: str) -> Callable[[str | None, str], str | None]:
     def resolve(href: str | None, base: str) -> str | None:
         url = normalize_url(href, base) if href else None
         return url if url and url.startswith(prefix) else None

@@ -103,6 +103,9 @@ class _Stored:
 
 
 class _Crawl:
+    """One run. Workers, the writer and the progress ticker share it on one event loop; only `_ingest` runs in a
+    thread, and the one thing it shares is `known`, which the ingestor updates as it stores."""
+
     def __init__(self, config: CrawlConfig, ingestor: Ingestor, state: CrawlState, progress: TextIO | None) -> None:
         self.config = config
         self.ingestor = ingestor
@@ -112,7 +115,7 @@ class _Crawl:
         self.frontier = Frontier([])
         self.queue: asyncio.Queue[tuple[str, bool]] = asyncio.Queue()
         self.docs: asyncio.Queue[_Stored | None] = asyncio.Queue(maxsize=4 * config.batch)
-        self.known: dict[str, str] = {}
+        self.known: dict[str, str] = {}  # doc id → content hash in the store: validators are trusted against it
         self.kept: set[str] = set()  # doc ids this run saw, or must keep because their page failed
         self.doc_urls: dict[str, str] = {}  # doc id → URL that produced it in this run
         self.canonical_done: set[str] = set()  # canonical URLs of documents stored from another URL

@@ -99,6 +99,8 @@ def retry_after_seconds(value: str | None) -> float | None:
 
 
 class Fetcher:
+    """GETs over one shared session, each paced by the host's throttle (retries included)."""
+
     def __init__(self, session: aiohttp.ClientSession, policy: FetchPolicy, throttle: HostThrottle) -> None:
         self.session = session
         self.policy = policy
