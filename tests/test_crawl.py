@@ -486,6 +486,9 @@ def test_cli_crawl_unreachable_sitemap_host_is_one_line_and_exit_2(capsys: pytes
     err = capsys.readouterr().err
     assert err.startswith(f"navibot: cannot reach {url}: sitemap: robots.txt could not be read (cannot connect")
     assert err.count("\n") == 1
+    start = url.replace("/sitemap.xml", "/benefits/")  # with a start URL, the start URL is the one named
+    assert main(["crawl", start, "--sitemap", url, "--retries", "0", "--timeout", "2", "--delay", "0"]) == 2
+    assert capsys.readouterr().err.startswith(f"navibot: cannot reach {start}: robots.txt could not be read")
 
 
 def test_sitemap_on_a_host_whose_robots_txt_fails_says_so(core: Core) -> None:

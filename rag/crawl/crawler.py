@@ -207,8 +207,9 @@ class _Crawl:
             self.result.failures[where] = f"sitemap: {reason}"
             self.result.incomplete.append(f"sitemap {where} could not be read")
         first = normalize_url(sitemap)
-        if first is not None and first in self.result.failures and host_of(first) in self.unreachable_hosts:
-            self.result.unreachable.append(first)  # reported like an unreachable start URL
+        if (not self.config.start_urls and first is not None and first in self.result.failures
+                and host_of(first) in self.unreachable_hosts):
+            self.result.unreachable.append(first)  # the sitemap stands for the start URL, and is reported like one
         if not listed.urls and not listed.problems:
             self.result.incomplete.append(f"sitemap {sitemap} lists no pages")
         self._follow(url for url in map(normalize_url, listed.urls) if url)
