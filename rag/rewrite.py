@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from rag.bm25 import query_stems
-from rag.sentences import split_sentences
+from rag.sentences import reading_sentences
 
 # Words that point back to something said before, and openers of elliptical follow-ups.
 _ANAPHORA = re.compile(
@@ -119,7 +119,7 @@ def _stem(word: str) -> str:
 def _names(text: str, index: TitleIndex) -> list[str]:
     """Acronyms, capitalised words that do not start a sentence, and words the titles spell as acronyms."""
     names = []
-    for sentence in split_sentences(text):
+    for sentence in reading_sentences(text):
         for i, word in enumerate(_WORD.findall(sentence)):
             acronym = len(word) > 1 and word.isupper()
             if acronym or (i > 0 and word[0].isupper() and word != "I") or _stem(word) in index.acronyms:
@@ -150,7 +150,7 @@ def _topic(earlier: Sequence[Exchange]) -> str:
     """The earlier questions a follow-up continues: the last one as it was understood (which already carries
     the ones before it), or the raw questions when that is unknown; at most MAX_TOPIC_WORDS, whole questions."""
     last = earlier[-1]
-    parts = split_sentences(last.standalone) if last.standalone else [e.question.strip() for e in earlier]
+    parts = reading_sentences(last.standalone) if last.standalone else [e.question.strip() for e in earlier]
     kept: list[str] = []
     for part in reversed(parts):
         if kept and sum(len(k.split()) for k in kept) + len(part.split()) > MAX_TOPIC_WORDS:

@@ -20,6 +20,7 @@ from rag.extractive import ExtractiveAnswerer
 from rag.models import BlockKind, Chunk, SearchHit, SubChunk
 from rag.moods import Mood, MoodBook, MoodFileError
 from rag.rewrite import Exchange
+from rag.sentences import reading_sentences
 from rag.smalltalk import smalltalk_reply
 from tests.conftest import write
 
@@ -206,6 +207,25 @@ def hits_of(*chunks: list[SubChunk], title: str = "SNAP for college students") -
 def extract(core: Core, question: str, hits: list[SearchHit], mood: Mood = CONCISE) -> tuple[str, list[str]]:
     draft = ExtractiveAnswerer(core.embedder).answer(AnswerRequest(question, question, [], hits, mood))
     return draft.text, draft.cited
+
+
+def test_a_second_paragraph_that_matches_nearly_as_well_joins_with_its_own_citation(demo: Core) -> None:
+    hits = hits_of([sub("c::0.0", "Students who work at least 20 hours a week can get SNAP."),
+                    sub("c::0.1", "Students in work study can get SNAP too."),
+                    sub("c::0.2", "WIC serves infants and young children.")])
+    text, cited = extract(demo, "Can students who work get SNAP?", hits)
+    assert cited == ["c::0.0", "c::0.1"] and text.endswith("[2]")
+    # A loosely related paragraph stays out.
+    assert "WIC" not in text
+
+
+def test_abbreviations_do_not_end_answer_sentences(demo: Core) -> None:
+    para = "SNAP is open to U.S. citizens who meet the rules. Some lawfully present people qualify too."
+    hits = hits_of([sub("c::0.0", para)])
+    text, _ = extract(demo, "Can U.S. citizens get SNAP?", hits)
+    assert text.startswith("SNAP is open to U.S. citizens who meet the rules.")
+    assert reading_sentences("It covers Part A. Then Part B. Apply by Oct. 1 each year.") == [
+        "It covers Part A.", "Then Part B.", "Apply by Oct. 1 each year."]
 
 
 def test_one_marker_after_a_run_of_sentences_from_one_paragraph(demo: Core) -> None:
