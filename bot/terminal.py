@@ -48,6 +48,11 @@ def ask(bot: Bot, question: str, mood: str | None, as_json: bool, out: TextIO | 
 def chat(bot: Bot, read: Callable[[str], str] = input, out: TextIO | None = None) -> int:
     """An interactive session: one thread, history, commands, and feedback on the last answer."""
     out = sys.stdout if out is None else out
+    if read is input and sys.stdin.isatty():
+        try:
+            import readline  # noqa: F401 - importing it gives input() line editing and arrow-key history
+        except ImportError:  # not on every platform (Windows)
+            pass
     thread = f"chat-{uuid.uuid4().hex}"
     print("Navibot chat. Ask a benefits question; `help` for commands. " + CHAT_HELP, file=out)
     last_answer: str | None = None
