@@ -64,12 +64,12 @@ class Ingestor:
             if previous == digest:
                 summary.unchanged += 1
                 continue
-            chunks = self.chunker.chunk(doc)
-            if not chunks:
-                summary.failed += 1
-                summary.problems.append(f"{doc.source_path or doc.doc_id}: no text to index")
-                continue
             try:
+                chunks = self.chunker.chunk(doc)
+                if not chunks:
+                    summary.failed += 1
+                    summary.problems.append(f"{doc.source_path or doc.doc_id}: no text to index")
+                    continue
                 sentences = [s.index_text for chunk in chunks for s in chunk_sentences(chunk)]
                 vectors = ChunkVectors(chunks=self.embedder.embed_documents([c.index_text for c in chunks]),
                                        sentences=self.embedder.embed_documents(sentences))

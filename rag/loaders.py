@@ -63,7 +63,7 @@ def _read_text(path: Path) -> str:
     raise LoadError("not valid UTF-8 or Windows-1252 text")
 
 
-def _title_from(blocks: list[Block], fallback: str) -> tuple[str, list[Block]]:
+def title_from(blocks: list[Block], fallback: str) -> tuple[str, list[Block]]:
     """A document that opens with a heading is titled by it; the heading is dropped from the blocks because the
     title is on every chunk anyway."""
     if blocks and blocks[0].kind == "heading":
@@ -95,7 +95,7 @@ def load_markdown(path: Path, doc_id: str) -> SourceDocument:
         title = meta["title"]
         blocks = _drop_repeated_title(blocks, title)  # a first heading that says something else stays
     else:
-        title, blocks = _title_from(blocks, path.stem.replace("-", " ").replace("_", " "))
+        title, blocks = title_from(blocks, path.stem.replace("-", " ").replace("_", " "))
     return SourceDocument(
         doc_id=meta.get("doc_id") or doc_id,
         title=title,
@@ -111,13 +111,13 @@ def load_markdown(path: Path, doc_id: str) -> SourceDocument:
 def load_html(path: Path, doc_id: str) -> SourceDocument:
     page = extract_html(_read_text(path))
     # The page's <h1> is usually cleaner than <title> ("Students | Food and Nutrition Service").
-    title, blocks = _title_from(page.blocks, page.title or path.stem)
+    title, blocks = title_from(page.blocks, page.title or path.stem)
     return SourceDocument(doc_id=doc_id, title=title, blocks=blocks, url=page.canonical_url, updated=_mtime(path))
 
 
 def load_text(path: Path, doc_id: str) -> SourceDocument:
     blocks = plain_text_blocks(_read_text(path))
-    title, blocks = _title_from(blocks, path.stem.replace("-", " ").replace("_", " "))
+    title, blocks = title_from(blocks, path.stem.replace("-", " ").replace("_", " "))
     return SourceDocument(doc_id=doc_id, title=title, blocks=blocks, updated=_mtime(path))
 
 
@@ -147,7 +147,7 @@ def load_pdf_bytes(data: bytes, doc_id: str, fallback_title: str, updated: str |
         raise LoadError(f"unreadable PDF ({exc.__class__.__name__}: {exc})") from exc
     if not any(b.kind != "heading" for b in blocks):
         raise LoadError("PDF has no extractable text (scanned images need OCR first)")
-    title, blocks = _title_from(blocks, meta_title.strip() or fallback_title)
+    title, blocks = title_from(blocks, meta_title.strip() or fallback_title)
     return SourceDocument(doc_id=doc_id, title=meta_title.strip() or title, blocks=blocks, updated=updated)
 
 

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from bot.runtime import Core
+from rag.models import Chunk, SourceDocument
 from rag.store import Filters
 from tests.conftest import write
 
@@ -106,3 +109,18 @@ def test_a_document_that_fails_to_store_is_reported_and_others_continue(core: Co
     assert summary.added == 3 and summary.failed == 1
     assert any("wic.md: not stored (OSError: disk full)" in p for p in summary.problems)
     assert "kb/wic" not in core.store.document_hashes()
+
+
+def test_a_document_the_chunker_fails_on_is_reported_and_the_others_are_stored(
+        core: Core, kb: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    chunk = core.ingestor.chunker.chunk
+
+    def fragile(doc: SourceDocument) -> list[Chunk]:
+        if doc.doc_id.endswith("wic"):
+            raise ValueError("unexpected structure")
+        return chunk(doc)
+
+    monkeypatch.setattr(core.ingestor.chunker, "chunk", fragile)
+    summary = core.ingestor.ingest_paths([kb])
+    assert summary.added == 3 and summary.failed == 1
+    assert any("wic" in p and "ValueError: unexpected structure" in p for p in summary.problems)

@@ -19,7 +19,7 @@ from selectolax.lexbor import LexborHTMLParser
 from rag.crawl.fetch import parse_http_date
 from rag.crawl.frontier import normalize_url
 from rag.html_extract import extract_html
-from rag.loaders import LoadError, _title_from, load_pdf_bytes
+from rag.loaders import LoadError, title_from, load_pdf_bytes
 from rag.models import SourceDocument
 
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
@@ -141,7 +141,7 @@ def _html_page(url: str, body: bytes, headers: dict[str, str], header_canonical:
     page = extract_html(html)
     canonical = resolve(page.canonical_url, base) or resolve(header_canonical, url)
     doc_url = canonical or url
-    title, blocks = _title_from(page.blocks, page.title or doc_url)
+    title, blocks = title_from(page.blocks, page.title or doc_url)
     if not any(b.kind != "heading" for b in blocks):
         return Page(None, links=links, note="no text in the main content")
     updated = next((meta[k.lower()] for k in _MODIFIED_META if meta.get(k.lower())), None)
