@@ -394,20 +394,9 @@ class _Crawl:
                     self.state.put(stored.page)
 
     def _ingest(self, docs: list[SourceDocument]) -> None:
-        """Runs in a worker thread. A document the chunker chokes on is reported; the others are stored."""
-        summary = self.result.ingest
-        try:
-            self.ingestor.ingest_documents(docs, summary, self.known)
-        except Exception:  # noqa: BLE001 - retry one by one to isolate the culprit
-            for doc in docs:
-                if self.known.get(doc.doc_id) == doc.content_hash:
-                    continue
-                try:
-                    self.ingestor.ingest_documents([doc], summary, self.known)
-                except Exception as exc:
-                    log.exception("could not store %s", doc.doc_id)
-                    summary.failed += 1
-                    summary.problems.append(f"{doc.url}: not stored ({exc.__class__.__name__}: {exc})")
+        """Runs in a worker thread. The ingestor reports a document it cannot chunk, embed or store and goes on
+        with the others; what is left to raise (the store itself failing) ends the crawl with a clear message."""
+        self.ingestor.ingest_documents(docs, self.result.ingest, self.known)
 
     # -- pruning -------------------------------------------------------------------------------------------
 

@@ -19,7 +19,7 @@ from selectolax.lexbor import LexborHTMLParser
 from rag.crawl.fetch import parse_http_date
 from rag.crawl.frontier import normalize_url
 from rag.html_extract import extract_html
-from rag.loaders import LoadError, title_from, load_pdf_bytes
+from rag.loaders import LoadError, load_pdf_bytes, title_from
 from rag.models import SourceDocument
 
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
