@@ -36,21 +36,60 @@ from rag.evidence import evidence
 
 DATA = REPO.parent / "shared" / "eval" / "doc2dial"
 THRESHOLDS = (0.4, 0.5, 0.55, 0.6, 0.67, 0.75)
-DEMO_QUESTIONS = [
-    "Can college students get SNAP?", "What is the SNAP gross income limit?", "How do I apply for SNAP?",
-    "Who has to meet the ABAWD work requirement?", "Can a green card holder get SNAP?",
-    "Who qualifies for Medicaid?", "How often do I renew Medicaid?", "Does CHIP cover pregnant teens?",
-    "Who can get WIC?", "How much is the Child Tax Credit?", "Can I get the EITC without children?",
-    "How do I apply for LIHEAP?", "What is the difference between SSI and SSDI?", "How much is SSI a month?",
-    "How long does unemployment last?", "What documents should a client bring to apply?",
-    "Can a student who works 20 hours a week get SNAP?", "Does WIC need proof of income?",
-    "Is there an asset limit for SNAP?", "What happens if I miss my Medicaid renewal?",
-]
+# Questions a navigator asks, each with the demo page that answers it (the citation should come from there).
+DEMO_QUESTIONS = {
+    "Can college students get SNAP?": "snap-students",
+    "What is the SNAP gross income limit?": "snap-income-limits",
+    "How do I apply for SNAP?": "snap-how-to-apply",
+    "Who has to meet the ABAWD work requirement?": "snap-work-requirements",
+    "Can a green card holder get SNAP?": "snap-citizenship-immigrants",
+    "Who qualifies for Medicaid?": "medicaid-eligibility",
+    "How often do I renew Medicaid?": "medicaid-renewals",
+    "Does CHIP cover pregnant teens?": "chip",
+    "Who can get WIC?": "wic",
+    "How much is the Child Tax Credit?": "child-tax-credit",
+    "Can I get the EITC without children?": "eitc",
+    "How do I apply for LIHEAP?": "liheap",
+    "What is the difference between SSI and SSDI?": "ssdi-vs-ssi",
+    "How much is SSI a month?": "ssi",
+    "How long does unemployment last?": "unemployment-insurance",
+    "Can a student who works 20 hours a week get SNAP?": "snap-students",
+    "Does WIC need proof of income?": "wic",
+    "Is there an asset limit for SNAP?": "snap-income-limits",
+    "What happens if I miss my Medicaid renewal?": "medicaid-renewals",
+    "Can an undocumented parent apply for SNAP for a citizen child?": "snap-citizenship-immigrants",
+}
 
 
 OFF_TOPIC = ["What is the capital of France?", "How do I bake sourdough bread?", "Who won the World Cup in 2018?",
              "How do I renew my driver's license?", "What is the best laptop for programming?",
              "How do I reset my email password?"]
+
+# Two-turn threads: the follow-up should be answered from the page given.
+DEMO_DIALOGUES = [
+    ("Can college students get SNAP?", "what if they work 20 hours a week?", "snap-students"),
+    ("Can college students get SNAP?", "and WIC?", "wic"),
+    ("Can college students get SNAP?", "How do I apply for LIHEAP?", "liheap"),
+    ("Who qualifies for Medicaid?", "how often does it have to be renewed?", "medicaid-renewals"),
+    ("How much is SSI a month?", "what about SSDI?", "ssdi-vs-ssi"),
+    ("Who can get WIC?", "does it need proof of income?", "wic"),
+    ("Can I get the EITC without children?", "what is the age limit?", "eitc"),
+    ("How do I apply for SNAP?", "what documents should they bring?", "snap-how-to-apply"),
+]
+
+
+def follow_ups() -> int:
+    """How many follow-ups of DEMO_DIALOGUES are answered first from the expected page."""
+    right = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        bot = build_bot(Settings(data_dir=Path(tmp)))
+        bot.core.ingestor.ingest_paths([demo_kb_path()])
+        for i, (first, follow_up, page) in enumerate(DEMO_DIALOGUES):
+            bot.handler.handle(Turn("bench", "w", "c", f"d{i}", "u", first))
+            reply = bot.handler.handle(Turn("bench", "w", "c", f"d{i}", "u", follow_up))
+            right += bool(reply.citations) and reply.citations[0].doc_id.endswith(f"/{page}")
+        bot.close()
+    return right
 
 
 def off_topic_refused() -> dict[float, int]:
@@ -90,22 +129,24 @@ def calibrate() -> list[tuple[float, float, float]]:
             for t in THRESHOLDS]
 
 
-def turn_latency() -> tuple[float, float, int]:
+def turn_latency() -> tuple[float, float, int, int]:
     with tempfile.TemporaryDirectory() as tmp:
         bot = build_bot(Settings(data_dir=Path(tmp)))
         bot.core.ingestor.ingest_paths([demo_kb_path()])
         bot.handler.handle(Turn("bench", "w", "c", "warm-up", "u", "hello there, what is WIC?"))
         times: list[float] = []
-        answered = 0
+        answered = right_page = 0
         for round_ in range(3):
-            for i, question in enumerate(DEMO_QUESTIONS):
+            for i, (question, page) in enumerate(DEMO_QUESTIONS.items()):
                 started = time.perf_counter()
                 reply = bot.handler.handle(Turn("bench", "w", "c", f"t{round_}-{i}", "u", question))
                 times.append((time.perf_counter() - started) * 1000)
-                answered += round_ == 0 and reply.kind.value == "answer"
+                if round_ == 0 and reply.kind.value == "answer":
+                    answered += 1
+                    right_page += bool(reply.citations) and reply.citations[0].doc_id.endswith(f"/{page}")
         bot.close()
     times.sort()
-    return statistics.median(times), times[int(0.95 * (len(times) - 1))], answered
+    return statistics.median(times), times[int(0.95 * (len(times) - 1))], answered, right_page
 
 
 def cold_ask() -> float:
@@ -135,8 +176,9 @@ def main() -> int:
     for t, answered, refused in calibrate():
         mark = " (default)" if abs(t - default) < 1e-9 else ""
         table.append(f"| {t:.2f}{mark} | {answered:.3f} | {refused:.3f} | {off_topic[t]} |")
-    median, p95, answered = turn_latency()
+    median, p95, answered, right_page = turn_latency()
     cold = cold_ask()
+    followed = follow_ups()
     body = f"""## Answers: no-answer calibration and turn latency (embedded default)
 
 Measured {datetime.now(UTC):%Y-%m-%d %H:%M} UTC, Python {platform.python_version()}, `python benchmarks/bench_answers.py`.
@@ -151,8 +193,12 @@ clearly off-topic questions ({", ".join(repr(q) for q in OFF_TOPIC)}).
 
 **One turn through the turn handler** on the demo knowledge base ({len(DEMO_QUESTIONS)} questions x 3, each in a
 new thread; rewrite, retrieval, extractive answer, citation rail, answer and history written durably):
-median {median:.1f} ms, p95 {p95:.1f} ms; {answered} of {len(DEMO_QUESTIONS)} questions answered (the rest got the
-no-answer). `navibot ask` as a fresh process (interpreter start, model load, answer): median {cold:.2f} s.
+median {median:.1f} ms, p95 {p95:.1f} ms. {answered} of {len(DEMO_QUESTIONS)} questions answered (the rest got the
+no-answer); {right_page} of the answers cite first the demo page written to answer them. Follow-ups in two-turn
+threads ({len(DEMO_DIALOGUES)}, e.g. "what if they work 20 hours a week?", "and WIC?", "How do I apply for LIHEAP?"
+after "Can college students get SNAP?"): {followed} of {len(DEMO_DIALOGUES)} answered first from the expected page.
+These questions were written by the authors of the demo pages: a regression check, not an independent measure
+(doc2dial above is the independent one). `navibot ask` as a fresh process (interpreter start, model load, answer): median {cold:.2f} s.
 """
     print(body)
     if args.write:
