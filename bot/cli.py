@@ -21,7 +21,7 @@ from bot.settings import Settings
 from bot.terminal import ask, chat
 from rag.citations import Citation
 from rag.evaluation import EvalTurn, evaluate, ranked_doc_ids, read_questions, squash
-from rag.moods import Mood, MoodBook, MoodFileError
+from rag.moods import MoodBook, MoodFileError
 from rag.rewrite import exchanges_from_messages, with_standalones
 from rag.store import EmbeddingMismatch
 
@@ -125,11 +125,6 @@ def cmd_chat(args: argparse.Namespace, settings: Settings) -> int:
         bot.close()
 
 
-def _default_mood(settings: Settings) -> Mood:
-    book = MoodBook(settings.moods_file)
-    return book.resolve(None)
-
-
 def _corpus_texts(path: Path) -> dict[str, str]:
     texts: dict[str, str] = {}
     for line in path.read_text(encoding="utf-8").split("\n"):
@@ -164,7 +159,7 @@ def cmd_eval(args: argparse.Namespace, settings: Settings) -> int:
 
             total = core.store.counts()["chunks"]
             engine = build_engine(core)
-            mood = _default_mood(settings)
+            mood = MoodBook(settings.moods_file).resolve(None)  # answers are evaluated in the default mood
             sources = _corpus_texts(args.corpus) if args.corpus else {}
 
             def is_verbatim(citation: Citation) -> bool:
