@@ -17,9 +17,13 @@ WIDTH = 100
 CHAT_HELP = "After an answer: `+` helpful, `-` not helpful (optionally `- reason`). `quit` or Ctrl-D to leave."
 
 
-def render(reply: Reply) -> str:
-    """The answer, then each citation as a numbered quote with its title, heading path and link."""
+def render(reply: Reply, asked: str | None = None) -> str:
+    """The answer, then each citation as a numbered quote with its title, heading path and link. When a follow-up
+    was rewritten, how it was understood is shown too, so a misunderstanding is seen before it is read aloud."""
     lines = [textwrap.fill(para, WIDTH) if para.strip() else "" for para in reply.text.split("\n")]
+    understood = reply.standalone_question
+    if asked is not None and understood and understood.strip() != asked.strip():
+        lines.append(textwrap.fill(f"(understood as: {understood})", WIDTH))
     if reply.kind is ReplyKind.ANSWER:
         lines.append("")
         lines.append(f"Sources ({len(reply.citations)}) · mood: {reply.mood}")
@@ -80,4 +84,4 @@ def chat(bot: Bot, read: Callable[[str], str] = input, out: TextIO | None = None
         reply = bot.handler.handle(cli_turn(thread, text))
         if reply.answer_id:
             last_answer = reply.answer_id
-        print("bot> " + render(reply), file=out)
+        print("bot> " + render(reply, asked=text), file=out)

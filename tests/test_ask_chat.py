@@ -269,6 +269,10 @@ def test_render_shows_pages_and_nothing_to_cite_for_other_replies() -> None:
                                  "[1] Rules > Part 1 > Students (page 4)", "    https://x.gov/r.pdf#page=4",
                                  "    > First line.", "    > Second line."]
     assert render(Reply(ReplyKind.NO_ANSWER, "Not found.", answer_id="id")) == "Not found."
+    # A rewritten follow-up says how it was understood; a question taken as asked does not.
+    followed = Reply(ReplyKind.ANSWER, "Answer. [1]", [citation], "concise", "id", "Can students get WIC?")
+    assert "(understood as: Can students get WIC?)" in render(followed, asked="and WIC?")
+    assert "understood as" not in render(followed, asked="Can students get WIC?")
     assert render(Reply(ReplyKind.COMMAND, "line one\n\nline three")) == "line one\n\nline three"
 
 
