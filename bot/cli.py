@@ -14,7 +14,10 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from adapters.slack.command import add_slack_parser
+from adapters.teams.command import add_teams_parser
 from bot.crawl_command import add_crawl_parser
+from bot.db_command import add_db_parser
 from bot.errors import UserError
 from bot.runtime import Bot, build_bot, build_core, build_engine
 from bot.settings import Settings
@@ -232,6 +235,9 @@ def build_parser() -> argparse.ArgumentParser:
     chat_parser.add_argument("--store", type=Path, help="SQLite store file (default: from settings)")
     chat_parser.set_defaults(func=cmd_chat)
     add_crawl_parser(sub)
+    add_db_parser(sub)
+    add_slack_parser(sub)
+    add_teams_parser(sub)
     return parser
 
 

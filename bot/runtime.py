@@ -7,17 +7,16 @@ from pathlib import Path
 
 from bot.conversations import ConversationStore
 from bot.handler import TurnHandler
+from bot.providers import make_answerer, make_embedder, make_rewriter
 from bot.settings import Settings
-from bot.sqlite_conversations import SQLiteConversationStore
+from bot.stores import open_conversation_store, open_knowledge_store
 from rag.chunking import Chunker
-from rag.embedding import Embedder, WordLlamaEmbedder
+from rag.embedding import Embedder
 from rag.engine import Engine
-from rag.extractive import ExtractiveAnswerer
 from rag.ingest import Ingestor
 from rag.moods import MoodBook
 from rag.retrieve import Retriever
-from rag.rewrite import CachedTitles, HeuristicRewriter
-from rag.sqlite_store import SQLiteKnowledgeStore
+from rag.rewrite import CachedTitles
 from rag.store import KnowledgeStore
 
 
@@ -34,8 +33,8 @@ class Core:
 
 
 def build_core(settings: Settings, store_path: Path | None = None) -> Core:
-    store = SQLiteKnowledgeStore(store_path or settings.store_path)
-    embedder = WordLlamaEmbedder()
+    store = open_knowledge_store(settings, store_path)
+    embedder = make_embedder(settings)
     return Core(
         settings=settings,
         store=store,
@@ -47,7 +46,7 @@ def build_core(settings: Settings, store_path: Path | None = None) -> Core:
 
 def build_engine(core: Core) -> Engine:
     titles = CachedTitles(lambda: [d.title for d in core.store.documents()])
-    return Engine(core.retriever, HeuristicRewriter(titles), ExtractiveAnswerer(core.embedder),
+    return Engine(core.retriever, make_rewriter(core.settings, titles), make_answerer(core.settings, core.embedder),
                   top_k=core.settings.top_k, min_coverage=core.settings.min_coverage)
 
 
@@ -70,7 +69,7 @@ def build_bot(settings: Settings, store_path: Path | None = None, conversations_
     moods = MoodBook(settings.moods_file)  # read first: a broken moods file is reported before anything opens
     core = build_core(settings, store_path)
     try:
-        conversations = SQLiteConversationStore(conversations_path or settings.conversations_path)
+        conversations = open_conversation_store(settings, conversations_path)
     except RuntimeError:
         core.close()
         raise

@@ -5,12 +5,16 @@ from __future__ import annotations
 from pathlib import Path
 
 from pydantic import Field, field_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import SettingsConfigDict
+
+from bot.mongodb_settings import MongoSettings
+from bot.provider_settings import ProviderSettings
 
 
-class Settings(BaseSettings):
-    """Everything an admin can tune without editing code. Secrets, when providers need them, are `SecretStr`
-    so that they never show up in logs or reprs."""
+class Settings(ProviderSettings, MongoSettings):
+    """Everything an admin can tune without editing code. Secrets are `SecretStr` so that they never show up in
+    logs or reprs. Provider and MongoDB fields live in their own mixins (bot/provider_settings.py,
+    bot/mongodb_settings.py); the chat platforms read their own settings (adapters/*/settings.py)."""
 
     model_config = SettingsConfigDict(env_prefix="NAVIBOT_", env_file=".env", env_file_encoding="utf-8",
                                       extra="ignore")
