@@ -1,16 +1,88 @@
-"""Settings of the model providers (Gemini, Cohere): which one does what, keys, models, timeouts.
+"""Settings of the model providers (Gemini, Cohere): which one does what, keys, endpoints, models, timeouts.
 
-A mixin of `bot.settings.Settings`, so every field is read as NAVIBOT_<FIELD>."""
+A mixin of `bot.settings.Settings`, so every field is read as NAVIBOT_<FIELD>. Lists (keys, base URLs) are
+comma-separated in the environment. A provider that is selected without a key is refused at start-up with one
+line that names the missing setting."""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import Field
-from pydantic_settings import BaseSettings
+from pydantic import Field, SecretStr, ValidationInfo, field_validator
+from pydantic_settings import BaseSettings, NoDecode
+
+CommaList = Annotated[list[str], NoDecode]
+CommaSecrets = Annotated[list[SecretStr], NoDecode]
+
+
+def _split(value: Any) -> Any:
+    if isinstance(value, str):
+        return [part.strip() for part in value.split(",") if part.strip()]
+    return value
 
 
 class ProviderSettings(BaseSettings):
     llm: Literal["offline", "gemini"] = Field(
         default="offline", description="Who rewrites follow-ups and writes answers: the offline extractive "
                                        "answerer, or Gemini (needs NAVIBOT_GEMINI_API_KEYS).")
+    embedder: Literal["wordllama", "gemini", "cohere"] = Field(
+        default="wordllama", description="Embedding model: the bundled offline WordLlama, Gemini or Cohere. "
+                                         "Changing it needs a re-ingest into a new store.")
+    rerank: Literal["none", "cohere"] = Field(
+        default="none", description="Rerank the fused candidates with Cohere (needs NAVIBOT_COHERE_API_KEYS).")
+
+    gemini_api_keys: CommaSecrets = Field(
+        default_factory=list, validate_default=True, description="Gemini API key(s), comma-separated; tried in a random order.")
+    gemini_base_urls: CommaList = Field(
+        default_factory=list, description="Gemini endpoints (regions, proxies), comma-separated; "
+                                          "empty = Google's default endpoint.")
+    gemini_model: str = Field(default="gemini-2.5-flash", description="Gemini model that writes answers.")
+    gemini_rewrite_model: str = Field(default="gemini-2.5-flash-lite",
+                                      description="Gemini model that makes follow-ups standalone.")
+    gemini_embed_model: str = Field(default="gemini-embedding-001", description="Gemini embedding model.")
+    gemini_embed_dim: int = Field(default=768, ge=128, le=3072,
+                                  description="Output dimensionality of the Gemini embeddings.")
+
+    cohere_api_keys: CommaSecrets = Field(
+        default_factory=list, validate_default=True, description="Cohere API key(s), comma-separated; tried in a random order.")
+    cohere_base_urls: CommaList = Field(
+        default_factory=list, description="Cohere endpoints, comma-separated; empty = Cohere's default.")
+    cohere_embed_model: str = Field(default="embed-v4.0", description="Cohere embedding model.")
+    cohere_embed_dim: Literal[256, 512, 1024, 1536] = Field(
+        default=1536, description="Output dimension of the Cohere embeddings (embed-v4.0: 256, 512, 1024, 1536).")
+    cohere_rerank_model: str = Field(default="rerank-v3.5", description="Cohere rerank model.")
+    rerank_candidates: int = Field(default=30, ge=5, le=100,
+                                   description="Fused candidates sent to the reranker; the best top_k are kept.")
+
+    provider_timeout_seconds: float = Field(default=6.0, gt=0, le=120,
+                                            description="Longest wait for one call to one endpoint.")
+    turn_deadline_seconds: float = Field(default=12.0, gt=0, le=300,
+                                         description="Time budget of all model calls of one turn; when it is "
+                                                     "spent the offline fallbacks answer.")
+
+    _split_lists = field_validator("gemini_api_keys", "gemini_base_urls", "cohere_api_keys", "cohere_base_urls",
+                                   mode="before")(_split)
+
+    @field_validator("gemini_api_keys", mode="after")
+    @classmethod
+    def _gemini_needs_key(cls, keys: list[SecretStr], info: ValidationInfo) -> list[SecretStr]:
+        users = [f"NAVIBOT_{name.upper()}=gemini" for name in ("llm", "embedder") if info.data.get(name) == "gemini"]
+        if users and not [k for k in keys if k.get_secret_value().strip()]:
+            raise ValueError(f"{' and '.join(users)} needs at least one Gemini API key (comma-separated)")
+        return keys
+
+    @field_validator("cohere_api_keys", mode="after")
+    @classmethod
+    def _cohere_needs_key(cls, keys: list[SecretStr], info: ValidationInfo) -> list[SecretStr]:
+        users = [f"NAVIBOT_{name.upper()}=cohere" for name in ("embedder", "rerank") if info.data.get(name) == "cohere"]
+        if users and not [k for k in keys if k.get_secret_value().strip()]:
+            raise ValueError(f"{' and '.join(users)} needs at least one Cohere API key (comma-separated)")
+        return keys
+
+    @field_validator("gemini_base_urls", "cohere_base_urls", mode="after")
+    @classmethod
+    def _urls(cls, urls: list[str]) -> list[str]:
+        for url in urls:
+            if not url.startswith(("http://", "https://")):
+                raise ValueError(f"{url!r} is not an http(s) URL")
+        return urls

@@ -9,6 +9,7 @@ from typing import Protocol
 from rag.citations import Draft
 from rag.models import SearchHit
 from rag.moods import Mood
+from rag.providers.budget import note_fallback
 from rag.rewrite import Exchange
 
 
@@ -28,3 +29,29 @@ class Answerer(Protocol):
     """Writes the answer from the retrieved sections; names the sub-chunks (paragraphs) it relies on."""
 
     def answer(self, request: AnswerRequest) -> Draft: ...
+
+
+class AnswerUnavailable(RuntimeError):
+    """The answerer could not write an answer (its model failed everywhere, or the turn's time ran out)."""
+
+
+UNAVAILABLE_NOTICE = "The AI model is unavailable right now; these are the most relevant source sentences."
+
+
+class FallbackAnswerer:
+    """A language-model answerer backed by the offline extractive one: a navigator on a call always gets the
+    best source sentences, with a one-line notice saying why the answer is not a written one."""
+
+    def __init__(self, primary: Answerer, fallback: Answerer, notice: str = UNAVAILABLE_NOTICE) -> None:
+        self.primary = primary
+        self.fallback = fallback
+        self.notice = notice
+
+    def answer(self, request: AnswerRequest) -> Draft:
+        try:
+            return self.primary.answer(request)
+        except AnswerUnavailable as exc:
+            note_fallback("generate", f"{exc}; extractive answer")
+        draft = self.fallback.answer(request)
+        draft.note = "\n".join(n for n in (self.notice, draft.note) if n)
+        return draft

@@ -1,6 +1,9 @@
-"""One question, start to end: rewrite with the history, retrieve, answer, check the citations.
+"""One question, start to end: rewrite with the history, retrieve, rerank, generate, check the citations.
 
 Platform-neutral: the bot's turn handler, `navibot ask/chat` and `navibot eval` all call `Engine.answer`.
+A turn's model calls share one deadline (`rag.providers.budget`); each stage that falls back to a simpler path
+(offline rewrite, lexical search, fused order, extractive answer) is logged and listed in `Outcome.fallbacks`.
+Timings are in milliseconds per stage: rewrite, retrieve, rerank (when a reranker is configured), generate, total.
 """
 
 from __future__ import annotations
@@ -9,13 +12,14 @@ import logging
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, Protocol
 
 from rag.answering import Answerer, AnswerRequest
 from rag.citations import Citation, check
 from rag.evidence import evidence
 from rag.models import SearchHit
 from rag.moods import Mood
+from rag.providers.budget import note_fallback, turn_budget
 from rag.retrieve import Retriever
 from rag.rewrite import Exchange, Rewrite, Rewriter
 from rag.smalltalk import smalltalk_reply
@@ -35,6 +39,13 @@ class Outcome:
     hits: list[SearchHit] = field(default_factory=list)
     timings_ms: dict[str, float] = field(default_factory=dict)
     answer: str = ""  # the answer alone, without prefix or note: what the history keeps
+    fallbacks: list[str] = field(default_factory=list)  # "stage: cause" for each stage that fell back
+
+
+class Reranker(Protocol):
+    def rerank(self, query: str, hits: list[SearchHit], top_n: int) -> list[SearchHit]:
+        """The best `top_n` hits by the model's relevance, with `rerank_score` set; raises on failure."""
+        ...
 
 
 def no_answer_text(closest: list[str]) -> str:
@@ -46,12 +57,16 @@ def no_answer_text(closest: list[str]) -> str:
 
 class Engine:
     def __init__(self, retriever: Retriever, rewriter: Rewriter, answerer: Answerer, top_k: int = 5,
-                 min_coverage: float = 0.6) -> None:
+                 min_coverage: float = 0.6, reranker: Reranker | None = None, rerank_candidates: int = 30,
+                 turn_deadline_seconds: float | None = None) -> None:
         self.retriever = retriever
         self.rewriter = rewriter
         self.answerer = answerer
         self.top_k = top_k
         self.min_coverage = min_coverage
+        self.reranker = reranker
+        self.rerank_candidates = rerank_candidates
+        self.turn_deadline_seconds = turn_deadline_seconds
 
     def rewrite_and_retrieve(self, question: str, history: Sequence[Exchange], k: int | None = None,
                              tags: list[str] | None = None, groups: list[str] | None = None,
@@ -60,10 +75,26 @@ class Engine:
         started = time.perf_counter()
         rewrite = self.rewriter.rewrite(question, history)
         timings["rewrite"] = (time.perf_counter() - started) * 1000
+        k = k or self.top_k
         started = time.perf_counter()
-        hits = self.retriever.search(rewrite.search_text, k=k or self.top_k, tags=tags, groups=groups)
+        depth = max(k, self.rerank_candidates) if self.reranker is not None else k
+        hits = self.retriever.search(rewrite.search_text, k=depth, tags=tags, groups=groups)
         timings["retrieve"] = (time.perf_counter() - started) * 1000
+        if self.reranker is not None:
+            started = time.perf_counter()
+            hits = self._rerank(rewrite.standalone, hits, k)
+            timings["rerank"] = (time.perf_counter() - started) * 1000
         return rewrite, hits
+
+    def _rerank(self, query: str, hits: list[SearchHit], k: int) -> list[SearchHit]:
+        assert self.reranker is not None
+        if not hits:
+            return hits
+        try:
+            return self.reranker.rerank(query, hits, k)
+        except Exception as exc:  # noqa: BLE001 - whatever broke, the fused order is a good answer too
+            note_fallback("rerank", f"{exc}; fused order kept")
+            return hits[:k]
 
     def answer(self, question: str, history: Sequence[Exchange], mood: Mood, tags: list[str] | None = None,
                groups: list[str] | None = None) -> Outcome:
@@ -72,8 +103,10 @@ class Engine:
         if friendly:
             return Outcome("smalltalk", friendly, question, timings_ms={"total": 0.0})
         timings: dict[str, float] = {}
-        rewrite, hits = self.rewrite_and_retrieve(question, history, tags=tags, groups=groups, timings=timings)
-        outcome = self.compose(question, history, rewrite, hits, mood, timings)
+        with turn_budget(self.turn_deadline_seconds) as budget:
+            rewrite, hits = self.rewrite_and_retrieve(question, history, tags=tags, groups=groups, timings=timings)
+            outcome = self.compose(question, history, rewrite, hits, mood, timings)
+        outcome.fallbacks = list(budget.fallbacks)
         timings["total"] = (time.perf_counter() - started) * 1000
         return outcome
 
@@ -90,7 +123,7 @@ class Engine:
             started = time.perf_counter()
             draft = self.answerer.answer(AnswerRequest(question, rewrite.standalone, history, hits, mood))
             checked = check(draft, hits)
-            timings["answer"] = (time.perf_counter() - started) * 1000
+            timings["generate"] = (time.perf_counter() - started) * 1000
             for reason in checked.dropped:
                 log.warning("citation dropped: %s", reason)
             if checked.ok:

@@ -112,6 +112,7 @@ class SearchHit:
     score: float
     vector_rank: int | None = None
     lexical_rank: int | None = None
+    rerank_score: float | None = None  # the reranker's relevance score, when one reordered the hits
 
     def as_dict(self, snippet_chars: int = 240) -> dict[str, Any]:
         text = self.chunk.text
@@ -126,6 +127,7 @@ class SearchHit:
             "score": round(self.score, 6),
             "vector_rank": self.vector_rank,
             "lexical_rank": self.lexical_rank,
+            "rerank_score": None if self.rerank_score is None else round(self.rerank_score, 6),
             "snippet": snippet,
             "subchunks": [{"sub_id": s.sub_id, "kind": s.kind, "heading_path": s.heading_path, "page": s.page,
                            "text": s.text} for s in self.chunk.subchunks],

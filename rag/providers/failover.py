@@ -1,0 +1,112 @@
+"""Calls to a hosted model, tried over several endpoints (regions, proxies) and keys in a random order.
+
+Why our own loop and not the SDKs' retries: a navigator is on a live call, so a slow or overloaded endpoint must
+be left for another at once (not retried after a back-off), and the whole turn has one deadline. The SDK clients
+are therefore built with their retries off, and every call gets `min(per-call timeout, time left in the turn)`.
+
+What moves to the next endpoint: a timeout or connection failure, HTTP 429, 5xx, a key refused there (401/403:
+another key may work), and a reply that cannot be understood. What stops at once: any other 4xx, because the
+request itself is wrong and every endpoint would refuse it too.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from enum import Enum
+
+from rag.providers.budget import Deadline, current_budget
+
+log = logging.getLogger(__name__)
+
+MIN_CALL_SECONDS = 0.05  # less than this left in the turn: not worth starting a call
+
+
+class ProviderError(RuntimeError):
+    """A provider call failed; the message names the provider, the operation and the cause, never a key."""
+
+
+class RequestRejected(ProviderError):
+    """The provider refused the request itself (a 4xx other than 401/403/408/429): not retried elsewhere."""
+
+
+class ProviderUnavailable(ProviderError):
+    """Every endpoint failed, or the turn's deadline left no time to try one."""
+
+
+class BadReply(ValueError):
+    """The provider answered, but not in the expected shape (e.g. malformed JSON): try the next endpoint."""
+
+
+class Verdict(Enum):
+    NEXT = "next"  # transient or endpoint-specific: try another endpoint
+    STOP = "stop"  # the request is at fault: no endpoint will accept it
+
+
+Classifier = Callable[[Exception], tuple[Verdict, str]]
+
+
+def classify_status(status: int | None) -> Verdict:
+    if status is None or status in (401, 403, 408, 429) or status >= 500:
+        return Verdict.NEXT
+    return Verdict.STOP if 400 <= status < 500 else Verdict.NEXT
+
+
+def transport_cause(exc: Exception) -> str | None:
+    """A short cause for httpx/httpx2 timeouts and connection errors (both SDKs use one of them), else None."""
+    name = type(exc).__name__
+    module = type(exc).__module__ or ""
+    if module.startswith(("httpx", "httpcore")) or isinstance(exc, (TimeoutError, ConnectionError)):
+        return "timed out" if "Timeout" in name or isinstance(exc, TimeoutError) else f"connection failed ({name})"
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class Endpoint[C]:
+    label: str  # what logs may say about it: host and key number, never the key
+    client: C
+
+
+class Failover[C]:
+    def __init__(self, provider: str, endpoints: Sequence[Endpoint[C]], per_call_timeout: float,
+                 classify: Classifier, rng: random.Random | None = None) -> None:
+        if not endpoints:
+            raise ValueError(f"{provider}: no endpoint configured")
+        self.provider = provider
+        self.endpoints = list(endpoints)
+        self.per_call_timeout = per_call_timeout
+        self.classify = classify
+        self._rng = rng or random.Random()
+
+    def call[T](self, operation: str, fn: Callable[[C, float], T], deadline: Deadline | None = None) -> T:
+        """`fn(client, timeout_seconds)` on endpoints in a random order until one succeeds."""
+        deadline = deadline or current_budget().deadline
+        order = self._rng.sample(self.endpoints, len(self.endpoints))
+        causes: list[str] = []
+        for endpoint in order:
+            timeout = deadline.timeout(self.per_call_timeout)
+            if timeout < MIN_CALL_SECONDS:
+                causes.append("the turn's deadline passed")
+                break
+            try:
+                return fn(endpoint.client, timeout)
+            except BadReply as exc:
+                cause = f"unusable reply ({exc})"
+            except Exception as exc:  # classified: anything unknown tries the next endpoint
+                verdict, cause = self.classify(exc)
+                if verdict is Verdict.STOP:
+                    raise RequestRejected(f"{self.provider} {operation} refused by {endpoint.label}: {cause}") from exc
+            causes.append(f"{endpoint.label}: {cause}")
+            log.info("%s %s failed on %s (%s)", self.provider, operation, endpoint.label, cause)
+        raise ProviderUnavailable(f"{self.provider} {operation} failed: {'; '.join(causes) or 'no endpoint'}")
+
+
+def endpoint_labels(provider: str, base_urls: Sequence[str], n_keys: int) -> list[tuple[str | None, int, str]]:
+    """Every (base URL, key number) pair, with a label that is safe to log."""
+    from urllib.parse import urlsplit
+
+    urls: list[str | None] = list(base_urls) or [None]
+    return [(url, key, f"{provider}@{urlsplit(url).netloc if url else 'default'}#key{key + 1}")
+            for url in urls for key in range(n_keys)]

@@ -1,0 +1,222 @@
+"""Gemini (google-genai): standalone rewriting, generated answers with structured output, embeddings.
+
+Every call goes through `Failover`, so each is tried over the configured endpoints and keys, with the SDK's own
+retries off and a timeout bounded by the turn's deadline."""
+
+from __future__ import annotations
+
+import json
+import logging
+import random
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from google import genai
+from google.genai import errors as genai_errors
+from google.genai import types
+
+from rag.answering import AnswerRequest, AnswerUnavailable
+from rag.citations import Draft
+from rag.embedding import EmbeddingUnavailable, _normalise
+from rag.providers.budget import note_fallback
+from rag.providers.failover import (
+    BadReply,
+    Endpoint,
+    Failover,
+    ProviderError,
+    Verdict,
+    classify_status,
+    endpoint_labels,
+    transport_cause,
+)
+from rag.providers.prompts import (
+    ANSWER_SCHEMA,
+    ANSWER_SYSTEM,
+    REWRITE_SCHEMA,
+    REWRITE_SYSTEM,
+    documents_block,
+    history_turns,
+    mood_instruction,
+    rewrite_prompt,
+)
+from rag.rewrite import Exchange, Rewrite, Rewriter
+
+log = logging.getLogger(__name__)
+
+EMBED_BATCH = 100  # batchEmbedContents takes at most 100 requests
+
+
+def classify(exc: Exception) -> tuple[Verdict, str]:
+    if isinstance(exc, genai_errors.APIError):
+        return classify_status(exc.code), f"HTTP {exc.code} {exc.status or ''}".strip()
+    cause = transport_cause(exc)
+    return Verdict.NEXT, cause or f"{type(exc).__name__}: {str(exc)[:200]}"
+
+
+def gemini_failover(api_keys: Sequence[str], base_urls: Sequence[str], per_call_timeout: float,
+                    rng: random.Random | None = None) -> Failover[genai.Client]:
+    """One client per (endpoint, key). The SDK's retries are off: `Failover` decides what is tried next."""
+    endpoints = []
+    for url, key, label in endpoint_labels("gemini", base_urls, len(api_keys)):
+        options = types.HttpOptions(base_url=url, timeout=int(per_call_timeout * 1000),
+                                    retry_options=types.HttpRetryOptions(attempts=1))
+        endpoints.append(Endpoint(label, genai.Client(api_key=api_keys[key], http_options=options)))
+    return Failover("gemini", endpoints, per_call_timeout, classify, rng)
+
+
+def _call_options(timeout: float) -> types.HttpOptions:
+    return types.HttpOptions(timeout=max(1, int(timeout * 1000)), retry_options=types.HttpRetryOptions(attempts=1))
+
+
+def _json_reply(response: types.GenerateContentResponse) -> dict[str, Any]:
+    """The structured reply as a dict; anything else (blocked, empty, not JSON) is a BadReply."""
+    try:
+        text = response.text
+    except ValueError as exc:  # the SDK raises on some non-text replies
+        raise BadReply(f"no text in the reply ({exc})") from exc
+    if not text:
+        reasons = [str(c.finish_reason) for c in response.candidates or [] if c.finish_reason]
+        raise BadReply("empty reply" + (f" (finish reason {', '.join(reasons)})" if reasons else ""))
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise BadReply(f"malformed JSON: {exc.msg} at char {exc.pos}") from exc
+    if not isinstance(data, dict):
+        raise BadReply("the JSON reply is not an object")
+    return data
+
+
+class GeminiRewriter:
+    """A follow-up made standalone by Gemini; the offline heuristic when Gemini fails (or there is no history,
+    where there is nothing to rewrite and no call is made)."""
+
+    def __init__(self, failover: Failover[genai.Client], model: str, fallback: Rewriter) -> None:
+        self.failover = failover
+        self.model = model
+        self.fallback = fallback
+
+    def rewrite(self, question: str, history: Sequence[Exchange]) -> Rewrite:
+        question = question.strip()
+        earlier = [e for e in history if e.question.strip()]
+        if not earlier:
+            return Rewrite(question)
+        prompt = rewrite_prompt(question, earlier)
+
+        def call(client: genai.Client, timeout: float) -> str:
+            response = client.models.generate_content(
+                model=self.model, contents=prompt,
+                config=types.GenerateContentConfig(
+                    system_instruction=REWRITE_SYSTEM, temperature=0.0, response_mime_type="application/json",
+                    response_schema=REWRITE_SCHEMA, http_options=_call_options(timeout)))
+            standalone = _json_reply(response).get("question")
+            if not isinstance(standalone, str) or not standalone.strip():
+                raise BadReply("no question in the reply")
+            return " ".join(standalone.split())
+
+        try:
+            return Rewrite(self.failover.call("rewrite", call))
+        except ProviderError as exc:
+            note_fallback("rewrite", f"{exc}; using the offline rewriter")
+            return self.fallback.rewrite(question, history)
+
+
+class GeminiAnswerer:
+    """The answer written by Gemini from the retrieved sections, at temperature 0 with a JSON schema. Raises
+    AnswerUnavailable when no endpoint gives a usable reply (the caller falls back to the extractive answer)."""
+
+    def __init__(self, failover: Failover[genai.Client], model: str) -> None:
+        self.failover = failover
+        self.model = model
+
+    @staticmethod
+    def contents(request: AnswerRequest) -> list[types.Content]:
+        """Documents first, then the conversation, then the mood's instruction and the question."""
+        turns: list[tuple[str, list[str]]] = [
+            ("user", [documents_block(request.hits)]),
+            ("model", ["I will answer only from these documents and cite their paragraph ids."]),
+        ]
+        for role, text in history_turns(request.history):
+            if turns[-1][0] == role:  # the API wants turns to alternate
+                turns[-1][1].append(text)
+            else:
+                turns.append((role, [text]))
+        last = [mood_instruction(request.mood), f"Question: {request.question.strip()}"]
+        if request.standalone.strip() and request.standalone.strip() != request.question.strip():
+            last.append(f"(Understood as: {request.standalone.strip()})")
+        if turns[-1][0] == "user":
+            turns[-1][1].extend(last)
+        else:
+            turns.append(("user", last))
+        return [types.Content(role=role, parts=[types.Part(text=t) for t in texts]) for role, texts in turns]
+
+    def answer(self, request: AnswerRequest) -> Draft:
+        contents = self.contents(request)
+
+        def call(client: genai.Client, timeout: float) -> Draft:
+            response = client.models.generate_content(
+                model=self.model, contents=contents,
+                config=types.GenerateContentConfig(
+                    system_instruction=ANSWER_SYSTEM, temperature=0.0, response_mime_type="application/json",
+                    response_schema=ANSWER_SCHEMA, http_options=_call_options(timeout)))
+            data = _json_reply(response)
+            text, cited = data.get("answer"), data.get("citations", [])
+            if not isinstance(text, str) or not isinstance(cited, list):
+                raise BadReply("the reply lacks 'answer' text or a 'citations' list")
+            return Draft(text.strip(), [str(c).strip() for c in cited if str(c).strip()])
+
+        try:
+            return self.failover.call("generate", call)
+        except ProviderError as exc:
+            raise AnswerUnavailable(str(exc)) from exc
+
+
+class GeminiEmbedder:
+    """`gemini-embedding-001` with task types (documents vs questions) and a chosen output dimensionality;
+    vectors are normalised here (the API normalises only the full 3072-dim output)."""
+
+    def __init__(self, failover: Failover[genai.Client], model: str = "gemini-embedding-001",
+                 dim: int = 768) -> None:
+        self.failover = failover
+        self.model = model
+        self._dim = dim
+
+    @property
+    def name(self) -> str:
+        return f"gemini/{self.model}-{self._dim}"
+
+    @property
+    def dim(self) -> int:
+        return self._dim
+
+    def _embed(self, texts: list[str], task: str, operation: str) -> np.ndarray:
+        def call(client: genai.Client, timeout: float) -> list[list[float]]:
+            response = client.models.embed_content(
+                model=self.model, contents=batch,  # type: ignore[arg-type]
+                config=types.EmbedContentConfig(task_type=task, output_dimensionality=self._dim,
+                                                http_options=_call_options(timeout)))
+            vectors = [e.values or [] for e in response.embeddings or []]
+            if len(vectors) != len(batch) or any(len(v) != self._dim for v in vectors):
+                raise BadReply(f"expected {len(batch)} vectors of {self._dim} dims")
+            return vectors
+
+        out: list[list[float]] = []
+        for start in range(0, len(texts), EMBED_BATCH):
+            batch = texts[start:start + EMBED_BATCH]
+            try:
+                out.extend(self.failover.call(operation, call))
+            except ProviderError as exc:
+                raise EmbeddingUnavailable(str(exc)) from exc
+        return _normalise(np.asarray(out, dtype=np.float32).reshape(len(texts), self._dim))
+
+    def embed_documents(self, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self._dim), dtype=np.float32)
+        return self._embed(texts, "RETRIEVAL_DOCUMENT", "embed documents")
+
+    def embed_query(self, text: str) -> np.ndarray:
+        try:
+            return self._embed([text], "RETRIEVAL_QUERY", "embed query")[0]
+        except EmbeddingUnavailable as exc:
+            note_fallback("embed", f"{exc}; lexical search only", logged=False)  # the Retriever logs it
+            raise
