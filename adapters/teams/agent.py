@@ -1,0 +1,292 @@
+"""The Teams bot on the Microsoft 365 Agents SDK: Teams activities in, bot Turns through the handler, cards out.
+
+`add_teams_routes(app, bot, settings)` mounts `POST /api/messages` on an aiohttp application (the `navibot teams`
+command, and later the combined server). With credentials, each request must carry a Bot Framework / Entra token
+that the SDK validates (no token or a bad one: 401, nothing runs); without, the bot runs in local anonymous mode for
+the Microsoft 365 Agents Playground and says so at start-up.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import html
+import logging
+import re
+import uuid
+import warnings
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from aiohttp import web
+from microsoft_agents.activity import (
+    Activity,
+    ActivityTypes,
+    AdaptiveCardInvokeResponse,
+    Attachment,
+    ContentTypes,
+    Entity,
+)
+from microsoft_agents.authentication.msal import MsalConnectionManager
+from microsoft_agents.hosting.aiohttp import (
+    CloudAdapter,
+    jwt_authorization_decorator,
+    start_agent_process,
+)
+from microsoft_agents.hosting.core import (
+    AgentApplication,
+    MemoryStorage,
+    TurnContext,
+    TurnState,
+)
+from microsoft_agents.hosting.core.app._routes import RouteRank
+from microsoft_agents.hosting.core.app.typing_indicator import (
+    TypingIndicator,
+    TypingOptions,
+)
+from pydantic import ValidationError
+
+from adapters.teams.cards import FEEDBACK_VERBS, answer_card, attachment, notice_card
+from adapters.teams.citations import ai_entity
+from adapters.teams.settings import TeamsSettings
+from bot.handler import FeedbackError
+from bot.runtime import Bot
+from bot.turns import Reply, ReplyKind, Turn
+from rag.citations import Citation
+
+log = logging.getLogger(__name__)
+
+PLATFORM = "teams"
+MESSAGES_PATH = "/api/messages"
+_FEEDBACK_VERB = re.compile(r"^feedback\.")
+_MESSAGE_ID = ";messageid="
+# Typing shows for a few seconds in Teams: after the first one, refresh it while a slow answer is being written.
+_TYPING_REFRESH = TypingOptions(initial_delay_ms=3000, interval_ms=3000)
+
+
+def clean_text(activity: Activity) -> str:
+    """The message without the bot's mention (the SDK removes it, by the mention entity) and without Teams'
+    markup: other people's mentions keep their names, entities like &nbsp; become plain characters."""
+    text = re.sub(r"</?at>", "", activity.text or "")
+    text = html.unescape(text)
+    return re.sub(r"[ \t\u00a0]+", " ", text).strip()
+
+
+def _tenant(activity: Activity) -> str:
+    if activity.conversation and activity.conversation.tenant_id:
+        return str(activity.conversation.tenant_id)
+    data: dict[str, Any] = activity.channel_data if isinstance(activity.channel_data, dict) else {}
+    tenant = data.get("tenant")
+    return str(tenant.get("id") or "") if isinstance(tenant, dict) else ""
+
+
+def conversation_ids(activity: Activity) -> tuple[str, str]:
+    """(channel, thread): the channel or chat id without `;messageid=`, and the full id (the reply chain)."""
+    full = activity.conversation.id if activity.conversation else ""
+    return full.split(_MESSAGE_ID, 1)[0], full
+
+
+def user_id(activity: Activity) -> str:
+    sender = activity.from_property
+    if sender is None:
+        return "unknown"
+    return str(sender.aad_object_id or sender.id or "unknown")
+
+
+def turn_from_activity(activity: Activity, text: str) -> Turn:
+    channel, thread = conversation_ids(activity)
+    # Teams message ids are timestamps, unique within a conversation only: scope them to it for redelivery checks.
+    event_id = f"{channel}:{activity.id}" if activity.id else None
+    return Turn(platform=PLATFORM, workspace=_tenant(activity), channel=channel, thread=thread,
+                user=user_id(activity), text=text, event_id=event_id)
+
+
+def reply_activity(reply: Reply, asked: str | None = None) -> Activity:
+    """The message that carries a Reply: an answer card (with the AI label and citation entities), or text."""
+    if reply.kind in (ReplyKind.ANSWER, ReplyKind.NO_ANSWER):
+        understood = reply.standalone_question
+        if not understood or asked is None or understood.strip() == asked.strip():
+            understood = None
+        card = answer_card(reply.text, reply.citations, reply.answer_id, reply.mood, understood)
+        entities: list[Entity] = [ai_entity(reply.citations)] if reply.kind is ReplyKind.ANSWER else []
+        return Activity(type=ActivityTypes.message, attachments=[Attachment(**_attachment_fields(card))],
+                        entities=entities, summary=_summary(reply.text))
+    if reply.kind is ReplyKind.ERROR:
+        return Activity(type=ActivityTypes.message, summary=_summary(reply.text),
+                        attachments=[Attachment(**_attachment_fields(notice_card(reply.text, attention=True)))])
+    return Activity(type=ActivityTypes.message, text=reply.text, text_format="markdown")
+
+
+def _attachment_fields(card: dict[str, Any]) -> dict[str, Any]:
+    fields = attachment(card)
+    return {"content_type": fields["contentType"], "content": fields["content"]}
+
+
+def _summary(text: str) -> str:
+    """What notifications show for a card message."""
+    first = text.strip().split("\n", 1)[0]
+    return first if len(first) <= 120 else first[:119] + "…"
+
+
+def _citations(raw: list[Any]) -> list[Citation]:
+    """Citations of a stored answer (as `Citation.as_dict()` dicts) back as objects, for re-rendering a card."""
+    fields = set(Citation.__dataclass_fields__)
+    result = []
+    for item in raw:
+        if isinstance(item, Citation):
+            result.append(item)
+        elif isinstance(item, dict):
+            result.append(Citation(**{k: v for k, v in item.items() if k in fields}))
+    return result
+
+
+@dataclass(slots=True)
+class FeedbackOutcome:
+    card: dict[str, Any] | None  # the answer card showing the choice, or None when the rating was not saved
+    message: str  # what to tell the user when there is no card
+
+
+class TeamsBot:
+    """The AgentApplication and its adapter, wired to a Bot's turn handler."""
+
+    def __init__(self, bot: Bot, settings: TeamsSettings) -> None:
+        self.bot = bot
+        self.settings = settings
+        self.connections = MsalConnectionManager(**settings.sdk_configuration())
+        self.adapter = CloudAdapter(connection_manager=self.connections)
+        self.adapter.on_turn_error = self._on_adapter_error
+        # Turn state is not used (history, moods and feedback live in the bot's stores): TurnState() keeps only
+        # the per-turn scratch state, so nothing piles up in memory per conversation.
+        self.app: AgentApplication[TurnState] = AgentApplication[TurnState](
+            storage=MemoryStorage(), connection_manager=self.connections, turn_state_factory=TurnState,
+            start_typing_timer=False, remove_recipient_mention=True)
+        self.app.adaptive_card.action_execute(_FEEDBACK_VERB)(self._on_feedback_execute)
+        self.app.adaptive_card.action_submit(_FEEDBACK_VERB, rank=RouteRank.FIRST)(self._on_feedback_submit)
+        self.app.activity(ActivityTypes.message, rank=RouteRank.LAST)(self._on_message)
+        self.app.error(self._on_app_error)
+
+    @property
+    def auth_configuration(self) -> Any:
+        return self.connections.get_default_connection_configuration()
+
+    # --- HTTP ----------------------------------------------------------------------------------------------------
+
+    async def handle_request(self, request: web.Request) -> web.StreamResponse:
+        """Malformed input is a 400 with a reason, never a crash: the SDK itself only checks that the body is JSON."""
+        try:
+            body = await request.json()
+        except (ValueError, UnicodeDecodeError):
+            return web.json_response({"error": "the body is not JSON"}, status=400)
+        if not isinstance(body, dict):
+            return web.json_response({"error": "the body must be an Activity (a JSON object)"}, status=400)
+        try:
+            activity = Activity.model_validate(body)
+        except ValidationError as exc:
+            where = ", ".join(".".join(map(str, e["loc"])) for e in exc.errors()[:3])
+            return web.json_response({"error": f"not a valid Activity ({where})"}, status=400)
+        if not activity.type or not activity.conversation or not activity.conversation.id:
+            return web.json_response({"error": "an Activity needs type and conversation.id"}, status=400)
+        if activity.type in (ActivityTypes.message, ActivityTypes.invoke) and not activity.service_url:
+            return web.json_response({"error": "an Activity needs serviceUrl to be answered"}, status=400)
+        response = await start_agent_process(request, self.app, self.adapter)
+        return response if response is not None else web.Response(status=202)
+
+    # --- handlers ------------------------------------------------------------------------------------------------
+
+    async def _on_message(self, context: TurnContext, _state: TurnState) -> None:
+        activity = context.activity
+        text = clean_text(activity)
+        turn = turn_from_activity(activity, text)
+        await context.send_activity(Activity(type=ActivityTypes.typing))
+        async with TypingIndicator(context, typing_options=_TYPING_REFRESH):
+            reply = await asyncio.to_thread(self.bot.handler.handle, turn)
+        if reply.kind is ReplyKind.DUPLICATE:
+            log.info("teams: activity %s was already answered; not answering again", turn.event_id)
+            return
+        # send_activity addresses the reply to the incoming activity (replyToId) in the same conversation id, so
+        # in a channel it lands in the same reply chain (`;messageid=` kept).
+        await context.send_activity(reply_activity(reply, asked=text))
+
+    async def _record(self, context: TurnContext, verb: str | None, data: Any) -> FeedbackOutcome:
+        helpful = FEEDBACK_VERBS.get(verb or "")
+        answer_id = data.get("answer_id") if isinstance(data, dict) else None
+        if helpful is None or not isinstance(answer_id, str) or not answer_id:
+            return FeedbackOutcome(None, "That button did not say which answer it rates; nothing was saved.")
+        try:
+            record = await asyncio.to_thread(self.bot.handler.record_feedback, answer_id,
+                                             user_id(context.activity), helpful)
+        except FeedbackError as exc:
+            return FeedbackOutcome(None, str(exc))
+        mood = data.get("mood") or None
+        card = answer_card(record.answer, _citations(record.citations), answer_id, mood,
+                           understood_as=None, feedback=helpful)
+        return FeedbackOutcome(card, "Thanks, feedback saved.")
+
+    async def _on_feedback_execute(self, context: TurnContext, _state: TurnState,
+                                   data: Any) -> AdaptiveCardInvokeResponse:
+        """Universal Actions: the invoke response carries the card Teams shows in place of the clicked one."""
+        value = context.activity.value if isinstance(context.activity.value, dict) else {}
+        verb = (value.get("action") or {}).get("verb")
+        outcome = await self._record(context, verb, data)
+        if outcome.card is None:
+            return AdaptiveCardInvokeResponse(status_code=200, type=ContentTypes.message, value=outcome.message)
+        return AdaptiveCardInvokeResponse(status_code=200, type=ContentTypes.adaptive_card, value=outcome.card)
+
+    async def _on_feedback_submit(self, context: TurnContext, _state: TurnState, data: Any) -> None:
+        """The Action.Submit fallback: a message whose value is the button's data; the card is updated in place."""
+        outcome = await self._record(context, data.get("verb") if isinstance(data, dict) else None, data)
+        card_id = context.activity.reply_to_id
+        if outcome.card is not None and card_id:
+            await context.update_activity(Activity(
+                type=ActivityTypes.message, id=card_id,
+                attachments=[Attachment(**_attachment_fields(outcome.card))]))
+        else:
+            await context.send_activity(outcome.message)
+
+    async def _on_app_error(self, context: TurnContext, error: Exception) -> None:
+        await self._apologise(context, error)
+
+    async def _on_adapter_error(self, context: TurnContext, error: Exception) -> None:
+        await self._apologise(context, error)
+
+    async def _apologise(self, context: TurnContext, error: Exception) -> None:
+        """An unexpected failure: one log line with a trace id, and an apology card that names it (not the error)."""
+        trace = uuid.uuid4().hex[:12]
+        activity = context.activity
+        log.error("teams turn failed (trace %s, activity %s, conversation %s)", trace, activity.id,
+                  activity.conversation.id if activity.conversation else "?", exc_info=error)
+        if activity.type != ActivityTypes.message:
+            return
+        try:
+            await context.send_activity(Activity(type=ActivityTypes.message, attachments=[Attachment(
+                **_attachment_fields(notice_card("Sorry, something went wrong on my side. Please try again in a "
+                                                 f"moment (trace id {trace}).", attention=True)))]))
+        except Exception:  # noqa: BLE001 - the connector itself may be what failed; the log line stays
+            log.warning("teams: could not send the apology for trace %s", trace)
+
+
+TEAMS_BOT = web.AppKey("navibot_teams_bot", TeamsBot)
+
+
+def add_teams_routes(app: web.Application, bot: Bot, settings: TeamsSettings,
+                     path: str = MESSAGES_PATH) -> TeamsBot:
+    """Mounts the Teams endpoint on `app`; logs at start-up what an admin must know (anonymous mode, empty store)."""
+    teams = TeamsBot(bot, settings)
+    handler: Callable[[web.Request], Awaitable[web.StreamResponse]] = teams.handle_request
+    if settings.anonymous:
+        # Without an app id the SDK warns on every turn that its (unused) user-token client has none: once is enough.
+        logging.getLogger("microsoft_agents.hosting.core.connector.client.user_token_client").setLevel(logging.ERROR)
+        log.warning("Teams: no NAVIBOT_TEAMS_CLIENT_ID/CLIENT_SECRET/TENANT_ID set: running in LOCAL ANONYMOUS MODE "
+                    "(requests are not authenticated; for the Microsoft 365 Agents Playground only)")
+    else:
+        # The SDK's JWT check reads its configuration from the application under this name.
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            app["agent_configuration"] = teams.auth_configuration
+        handler = jwt_authorization_decorator(handler)
+    if bot.core.store.counts()["chunks"] == 0:
+        log.warning("Teams: the knowledge store is empty: every question will get 'I couldn't find this'. "
+                    "Run `navibot ingest PATH` (or `navibot ingest --demo`) first.")
+    app.router.add_post(path, handler)
+    app[TEAMS_BOT] = teams
+    return teams

@@ -1,0 +1,425 @@
+"""End to end: real Teams Activity JSON posted to the running aiohttp app (the Agents SDK's CloudAdapter and
+AgentApplication), the bot on the demo knowledge base, replies recorded by a fake Bot Connector on 127.0.0.1."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import pytest
+from aiohttp import web
+from microsoft_agents.activity import Activity
+from pydantic import SecretStr
+
+from adapters.teams.agent import add_teams_routes, clean_text, turn_from_activity
+from adapters.teams.cards import VERB_HELPFUL, VERB_NOT_HELPFUL
+from adapters.teams.citations import MAX_ABSTRACT_CHARS, shorten
+from adapters.teams.settings import TeamsSettings
+from bot.cli import demo_kb_path
+from bot.runtime import Bot, build_bot, build_core
+from bot.settings import Settings
+from tests.fake_connector import Call, FakeConnector
+
+BOT_ID = "28:00000000-0000-0000-0000-0000000000b0"
+TENANT = "72f988bf-86f1-41af-91ab-2d7cd011db47"
+CHANNEL = "19:abc@thread.tacv2"
+ROOT = f"{CHANNEL};messageid=1700000000000"
+USER_AAD = "6a2c5b8e-1111-2222-3333-444455556666"
+STUDENTS = "Can college students get SNAP?"
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("teams-kb")
+    path = folder / "knowledge.sqlite3"
+    core = build_core(Settings(_env_file=None, data_dir=folder), path)  # type: ignore[call-arg]
+    try:
+        core.ingestor.ingest_paths([demo_kb_path()])
+    finally:
+        core.close()
+    return path
+
+
+@pytest.fixture
+def bot(store: Path, tmp_path: Path) -> Iterator[Bot]:
+    built = build_bot(Settings(_env_file=None, data_dir=tmp_path), store,  # type: ignore[call-arg]
+                      tmp_path / "conversations.sqlite3")
+    yield built
+    built.close()
+
+
+@dataclass
+class Harness:
+    url: str
+    connector: FakeConnector
+    session: aiohttp.ClientSession
+
+    async def post(self, body: Any, headers: dict[str, str] | None = None) -> aiohttp.ClientResponse:
+        data = body if isinstance(body, (str, bytes)) else json.dumps(body)
+        async with self.session.post(self.url, data=data,
+                                     headers={"Content-Type": "application/json", **(headers or {})}) as response:
+            await response.read()
+            return response
+
+
+@asynccontextmanager
+async def running(bot: Bot, settings: TeamsSettings | None = None) -> AsyncIterator[Harness]:
+    connector = await FakeConnector().start()
+    app = web.Application()
+    add_teams_routes(app, bot, settings or TeamsSettings(_env_file=None))  # type: ignore[call-arg]
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    try:
+        async with aiohttp.ClientSession() as session:
+            yield Harness(f"http://127.0.0.1:{port}/api/messages", connector, session)
+    finally:
+        await runner.cleanup()
+        await connector.stop()
+
+
+def message(connector: FakeConnector, text: str, activity_id: str = "1700000000001", conversation: str = ROOT,
+            conversation_type: str = "channel", mention: bool = True, user: str = USER_AAD) -> dict[str, Any]:
+    """A Teams message activity as the Bot Connector posts it (a channel message that @mentions the bot)."""
+    mention_text = "<at>Navibot</at>"
+    entities: list[dict[str, Any]] = [{"type": "clientInfo", "locale": "en-US", "platform": "Web"}]
+    if mention:
+        entities.append({"type": "mention", "text": mention_text,
+                         "mentioned": {"id": BOT_ID, "name": "Navibot"}})
+    body: dict[str, Any] = {
+        "type": "message", "id": activity_id, "timestamp": "2026-11-22T02:00:00.000Z",
+        "serviceUrl": connector.url, "channelId": "msteams",
+        "from": {"id": "29:1user", "name": "Nina Navigator", "aadObjectId": user},
+        "conversation": {"id": conversation, "conversationType": conversation_type, "tenantId": TENANT,
+                         "isGroup": conversation_type != "personal"},
+        "recipient": {"id": BOT_ID, "name": "Navibot"},
+        "text": f"{mention_text} {text}" if mention else text, "textFormat": "plain", "locale": "en-US",
+        "entities": entities,
+        "channelData": {"tenant": {"id": TENANT}},
+    }
+    if conversation_type == "channel":
+        body["channelData"].update(team={"id": "19:team@thread.tacv2"}, channel={"id": CHANNEL})
+    return body
+
+
+def card_texts(element: Any) -> list[str]:
+    """Every TextBlock text in a card (depth first)."""
+    found: list[str] = []
+    if isinstance(element, dict):
+        if element.get("type") == "TextBlock":
+            found.append(element["text"])
+        for value in element.values():
+            found.extend(card_texts(value))
+    elif isinstance(element, list):
+        for value in element:
+            found.extend(card_texts(value))
+    return found
+
+
+def actions(element: Any, kind: str) -> list[dict[str, Any]]:
+    found: list[dict[str, Any]] = []
+    if isinstance(element, dict):
+        if element.get("type") == kind:
+            found.append(element)
+        for value in element.values():
+            found.extend(actions(value, kind))
+    elif isinstance(element, list):
+        for value in element:
+            found.extend(actions(value, kind))
+    return found
+
+
+def only_card(call: Call) -> dict[str, Any]:
+    cards = call.cards()
+    assert len(cards) == 1, call.body
+    assert cards[0]["type"] == "AdaptiveCard" and cards[0]["version"] == "1.5"
+    return cards[0]
+
+
+def answer_of(call: Call) -> str:
+    return card_texts(only_card(call)["body"][0])[0]
+
+
+# --- the main path ------------------------------------------------------------------------------------------------
+
+def test_channel_mention_gets_one_card_reply_in_the_thread(bot: Bot) -> None:
+    async def scenario() -> list[Call]:
+        async with running(bot) as h:
+            response = await h.post(message(h.connector, STUDENTS))
+            assert response.status in (200, 202)
+            return await h.connector.wait_for(lambda calls: any(c.type == "message" for c in calls))
+
+    calls = asyncio.run(scenario())
+    replies = [c for c in calls if c.type == "message"]
+    assert len(replies) == 1
+    reply = replies[0]
+    # Same reply chain: the conversation id keeps `;messageid=`, and it is a reply to the question's activity.
+    assert reply.conversation_id == ROOT and reply.body["conversation"]["id"] == ROOT
+    assert reply.reply_to_id == "1700000000001" and reply.body["replyToId"] == "1700000000001"
+    typing = [i for i, c in enumerate(calls) if c.type == "typing"]
+    assert typing and typing[0] < calls.index(reply), "a typing indicator goes out before the answer"
+
+    card = only_card(reply)
+    answer = answer_of(reply)
+    assert "student" in answer.lower() and "[1]" in answer
+    quotes = [e for e in card["body"] if e.get("type") == "Container" and str(e.get("id", "")).startswith("quote-")]
+    assert quotes and all(q["isVisible"] is False for q in quotes)
+    toggle = actions(card, "Action.ToggleVisibility")
+    assert len(toggle) == 1 and toggle[0]["title"].startswith("Show quotes")
+    assert toggle[0]["targetElements"] == [q["id"] for q in quotes]
+    # Each quote is the verbatim stored paragraph, with its title and a link to the source.
+    stored = {s.text for c in bot.core.store.get_chunks(
+        [cid for cid in {h.chunk.chunk_id for h in bot.core.retriever.search(STUDENTS, k=10)}]) for s in c.subchunks}
+    for container in quotes:
+        texts = card_texts(container)
+        assert texts[0].startswith("[") and "SNAP" in texts[0]
+        assert any(t in stored for t in texts), "the quote is a stored paragraph, verbatim"
+        assert [a["title"] for a in actions(container, "Action.OpenUrl")] == ["Open source"]
+    executes = actions(card, "Action.Execute")
+    assert {a["verb"] for a in executes} == {VERB_HELPFUL, VERB_NOT_HELPFUL}
+    for action in executes:
+        assert action["data"]["answer_id"]
+        assert action["fallback"]["type"] == "Action.Submit" and action["fallback"]["data"]["verb"] == action["verb"]
+    # The AI label and the citations as Teams citation entities, numbered like the [n] markers.
+    entity = [e for e in reply.body["entities"] if e.get("type") == "https://schema.org/Message"]
+    assert len(entity) == 1 and entity[0]["additionalType"] == ["AIGeneratedContent"]
+    assert entity[0]["@type"] == "Message" and entity[0]["@context"] == "https://schema.org"
+    citations = entity[0]["citation"]
+    assert [c["position"] for c in citations] == list(range(1, len(quotes) + 1))
+    for claim in citations:
+        assert claim["@type"] == "Claim" and claim["appearance"]["@type"] == "DigitalDocument"
+        assert f"[{claim['position']}]" in answer
+        assert 0 < len(claim["appearance"]["abstract"]) <= MAX_ABSTRACT_CHARS
+        assert claim["appearance"]["url"].startswith("https://")
+
+
+def test_feedback_invoke_is_stored_and_the_card_shows_the_choice(bot: Bot) -> None:
+    async def scenario() -> tuple[Call, dict[str, Any], list[Call]]:
+        async with running(bot) as h:
+            await h.post(message(h.connector, STUDENTS))
+            reply = (await h.connector.wait_for(lambda calls: any(c.type == "message" for c in calls)))[-1]
+            action = next(a for a in actions(only_card(reply), "Action.Execute") if a["verb"] == VERB_NOT_HELPFUL)
+            invoke = {**message(h.connector, "", activity_id="f:1"), "type": "invoke", "name": "adaptiveCard/action",
+                      "replyToId": "bot-2", "text": None,
+                      "value": {"action": {"type": "Action.Execute", "verb": action["verb"], "data": action["data"]},
+                                "trigger": "manual"}}
+            async with h.session.post(h.url, json=invoke) as response:
+                assert response.status == 200
+                body = await response.json()
+            return reply, body, list(h.connector.calls)
+
+    reply, body, calls = asyncio.run(scenario())
+    assert body["statusCode"] == 200 and body["type"] == "application/vnd.microsoft.card.adaptive"
+    updated = body["value"]
+    assert "Thanks, feedback saved: not helpful." in card_texts(updated)
+    assert card_texts(updated)[0] == answer_of(reply), "the updated card still shows the answer"
+    answer_id = next(iter(actions(only_card(reply), "Action.Execute")))["data"]["answer_id"]
+    saved = bot.conversations.feedback(answer_id)
+    assert len(saved) == 1 and saved[0].helpful is False and saved[0].user == USER_AAD
+    assert len([c for c in calls if c.type == "message"]) == 1, "the invoke answer is the HTTP response, not a post"
+
+
+def test_submit_fallback_updates_the_card_in_place(bot: Bot) -> None:
+    async def scenario() -> list[Call]:
+        async with running(bot) as h:
+            await h.post(message(h.connector, STUDENTS))
+            reply = (await h.connector.wait_for(lambda calls: any(c.type == "message" for c in calls)))[-1]
+            submit = next(a for a in actions(only_card(reply), "Action.Execute") if a["verb"] == VERB_HELPFUL)
+            legacy = {**message(h.connector, "", activity_id="1700000000009", mention=False),
+                      "text": None, "replyToId": "bot-2", "value": submit["fallback"]["data"]}
+            await h.post(legacy)
+            return await h.connector.wait_for(lambda calls: any(c.method == "PUT" for c in calls))
+
+    calls = asyncio.run(scenario())
+    put = next(c for c in calls if c.method == "PUT")
+    assert put.activity_id == "bot-2" and put.conversation_id == ROOT
+    assert "Thanks, feedback saved: helpful." in card_texts(put.cards())
+    assert len([c for c in calls if c.type == "message" and c.method == "POST"]) == 1
+
+
+def test_unknown_answer_feedback_says_so(bot: Bot) -> None:
+    async def scenario() -> dict[str, Any]:
+        async with running(bot) as h:
+            invoke = {**message(h.connector, "", activity_id="f:2"), "type": "invoke", "name": "adaptiveCard/action",
+                      "value": {"action": {"type": "Action.Execute", "verb": VERB_HELPFUL,
+                                           "data": {"answer_id": "nope"}}}}
+            async with h.session.post(h.url, json=invoke) as response:
+                return dict(await response.json())
+
+    body = asyncio.run(scenario())
+    assert body["type"] == "application/vnd.microsoft.activity.message" and "can't find that answer" in body["value"]
+
+
+# --- commands, moods, history ---------------------------------------------------------------------------------------
+
+def test_mood_then_question_uses_that_mood_and_reset_forgets(bot: Bot) -> None:
+    async def scenario() -> list[Call]:
+        async with running(bot) as h:
+            for n, text in enumerate(["mood kids", STUDENTS, "reset", "help"], start=1):
+                await h.post(message(h.connector, text, activity_id=f"17000000000{n:02d}"))
+                await h.connector.wait_messages(n)
+            return h.connector.messages()
+
+    mood, answer, reset, help_ = asyncio.run(scenario())
+    assert mood.body["text"].startswith("Mood set to kids") and not mood.cards()
+    assert mood.reply_to_id and mood.conversation_id == ROOT
+    assert any("Mood: kids." in t for t in card_texts(only_card(answer)))
+    assert answer.body.get("entities")
+    assert reset.body["text"].startswith("Done: I forgot this conversation's history (1 earlier question)")
+    assert "Commands:" in help_.body["text"]
+
+
+def test_follow_up_in_the_same_reply_chain_uses_history_and_other_chains_do_not(bot: Bot) -> None:
+    async def scenario() -> list[Call]:
+        async with running(bot) as h:
+            await h.post(message(h.connector, STUDENTS, activity_id="1700000000001"))
+            await h.post(message(h.connector, "what if they work 20 hours a week?", activity_id="1700000000002"))
+            other = f"{CHANNEL};messageid=1800000000000"
+            await h.post(message(h.connector, "what if they work 20 hours a week?", activity_id="1800000000000",
+                                 conversation=other))
+            await h.connector.wait_messages(3)
+            return h.connector.messages()
+
+    _first, follow_up, elsewhere = asyncio.run(scenario())
+    understood = [t for t in card_texts(follow_up.cards()) if t.startswith("Understood as:")]
+    assert understood and "student" in understood[0].lower()
+    assert elsewhere.conversation_id.endswith("1800000000000")
+    assert not [t for t in card_texts(elsewhere.cards()) if "student" in t.lower() and t.startswith("Understood")]
+
+
+def test_personal_and_group_chats_are_answered_too(bot: Bot) -> None:
+    async def scenario() -> list[Call]:
+        async with running(bot) as h:
+            await h.post(message(h.connector, STUDENTS, activity_id="p1", conversation="a:1personalchat",
+                                 conversation_type="personal", mention=False))
+            await h.post(message(h.connector, STUDENTS, activity_id="g1", conversation="19:groupchat@thread.v2",
+                                 conversation_type="groupChat"))
+            await h.connector.wait_messages(2)
+            return h.connector.messages()
+
+    personal, group = asyncio.run(scenario())
+    assert personal.conversation_id == "a:1personalchat" and "[1]" in answer_of(personal)
+    assert group.conversation_id == "19:groupchat@thread.v2" and "[1]" in answer_of(group)
+
+
+# --- bad input and redelivery --------------------------------------------------------------------------------------
+
+def test_the_same_activity_twice_is_answered_once(bot: Bot) -> None:
+    async def scenario() -> list[Call]:
+        async with running(bot) as h:
+            body = message(h.connector, STUDENTS, activity_id="1700000000077")
+            first, second = await asyncio.gather(h.post(body), h.post(body))
+            assert first.status in (200, 202) and second.status in (200, 202)
+            await h.connector.wait_for(lambda calls: any(c.type == "message" for c in calls))
+            # A later, distinct activity is still answered: the second delivery really was dropped, not delayed.
+            await h.post(message(h.connector, "help", activity_id="1700000000078"))
+            await h.connector.wait_messages(2)
+            return h.connector.messages()
+
+    replies = asyncio.run(scenario())
+    assert len(replies) == 2
+    assert replies[0].cards() and "Commands:" in replies[1].body["text"]
+
+
+def test_empty_mention_gets_help_and_a_huge_message_a_polite_error(bot: Bot) -> None:
+    async def scenario() -> list[Call]:
+        async with running(bot) as h:
+            await h.post(message(h.connector, "", activity_id="e1"))
+            await h.post(message(h.connector, "why " * 1500, activity_id="e2"))
+            await h.connector.wait_messages(2)
+            return h.connector.messages()
+
+    empty, huge = asyncio.run(scenario())
+    assert "Commands:" in empty.body["text"]
+    error_text = card_texts(huge.cards())[0]
+    assert "characters long" in error_text and "4,000" in error_text
+
+
+@pytest.mark.parametrize("body", ["{not json", "[1, 2]", json.dumps({"type": "message"}),
+                                  json.dumps({"type": "message", "conversation": {"id": 5}, "from": "x"})])
+def test_malformed_activity_is_a_400_and_nothing_is_sent(bot: Bot, body: str) -> None:
+    async def scenario() -> tuple[int, list[Call]]:
+        async with running(bot) as h:
+            response = await h.post(body)
+            return response.status, list(h.connector.calls)
+
+    status, calls = asyncio.run(scenario())
+    assert status == 400 and calls == []
+
+
+def test_internal_failure_is_an_apology_card_with_a_trace_id(bot: Bot, monkeypatch: pytest.MonkeyPatch,
+                                                              caplog: pytest.LogCaptureFixture) -> None:
+    def broken(*_args: Any, **_kwargs: Any) -> Any:
+        raise RuntimeError("store on fire")
+
+    monkeypatch.setattr(bot.engine, "answer", broken)
+
+    async def scenario() -> list[Call]:
+        async with running(bot) as h:
+            await h.post(message(h.connector, STUDENTS))
+            await h.connector.wait_for(lambda calls: any(c.type == "message" for c in calls))
+            return h.connector.messages()
+
+    with caplog.at_level(logging.ERROR):
+        (reply,) = asyncio.run(scenario())
+    text = card_texts(reply.cards())[0]
+    assert text.startswith("Sorry, something went wrong") and "store on fire" not in json.dumps(reply.body)
+    trace = text.split("trace id ")[1].rstrip(").")
+    assert any(trace in r.getMessage() for r in caplog.records)
+
+
+def test_with_credentials_a_request_without_a_valid_token_is_401_and_nothing_runs(bot: Bot) -> None:
+    settings = TeamsSettings(_env_file=None, client_id="11111111-2222-3333-4444-555555555555",  # type: ignore[call-arg]
+                             client_secret=SecretStr("not-used-in-this-test"), tenant_id=TENANT)
+
+    async def scenario() -> tuple[list[int], list[Call]]:
+        async with running(bot, settings) as h:
+            statuses = [(await h.post(message(h.connector, STUDENTS, activity_id=f"t{n}"), headers)).status
+                        for n, headers in enumerate([{}, {"Authorization": "Bearer not-a-jwt"},
+                                                      {"Authorization": "Basic abc"}])]
+            await asyncio.sleep(0.05)  # nothing is queued anywhere, but give a stray task its chance to show
+            return statuses, list(h.connector.calls)
+
+    statuses, calls = asyncio.run(scenario())
+    assert statuses == [401, 401, 401] and calls == []
+    assert bot.conversations.history(f"teams|{TENANT}|{CHANNEL}|{ROOT}", 5) == []
+
+
+def test_anonymous_mode_and_empty_store_are_announced(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    empty = build_bot(Settings(_env_file=None, data_dir=tmp_path), tmp_path / "empty.sqlite3",  # type: ignore[call-arg]
+                      tmp_path / "c.sqlite3")
+    try:
+        with caplog.at_level(logging.WARNING):
+            add_teams_routes(web.Application(), empty, TeamsSettings(_env_file=None))  # type: ignore[call-arg]
+    finally:
+        empty.close()
+    messages = " ".join(r.getMessage() for r in caplog.records if r.levelno == logging.WARNING)
+    assert "LOCAL ANONYMOUS MODE" in messages and "knowledge store is empty" in messages
+
+
+# --- small parts -----------------------------------------------------------------------------------------------------
+
+def test_turn_from_a_channel_activity() -> None:
+    connector = FakeConnector(url="http://127.0.0.1:1/")
+    activity = Activity.model_validate(message(connector, "  mood&nbsp;kids  "))
+    activity.text = activity.remove_recipient_mention()
+    turn = turn_from_activity(activity, clean_text(activity))
+    assert (turn.platform, turn.workspace, turn.channel, turn.thread, turn.user, turn.text) == (
+        "teams", TENANT, CHANNEL, ROOT, USER_AAD, "mood kids")
+    assert turn.event_id == f"{CHANNEL}:1700000000001"
+
+
+def test_abstracts_are_cut_at_a_word() -> None:
+    text = "word " * 100
+    short = shorten(text, MAX_ABSTRACT_CHARS)
+    assert len(short) <= MAX_ABSTRACT_CHARS and short.endswith("word…")
+    assert shorten("short text", 160) == "short text"
