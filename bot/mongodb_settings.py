@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings
 
 
@@ -12,3 +12,33 @@ class MongoSettings(BaseSettings):
     store: Literal["sqlite", "mongodb"] = Field(
         default="sqlite", description="Where knowledge and conversations live: embedded SQLite files in "
                                       "NAVIBOT_DATA_DIR, or MongoDB Atlas (needs NAVIBOT_MONGODB_URI).")
+    mongodb_uri: SecretStr | None = Field(
+        default=None, description="MongoDB connection string (mongodb+srv://user:password@cluster.../ for Atlas, "
+                                  "mongodb://localhost:27017/?directConnection=true for mongodb-atlas-local).")
+    mongodb_database: str = Field(default="navibot", min_length=1, max_length=63, pattern=r"^[^/\\. \"$]+$",
+                                  description="Database holding the knowledge and conversation collections.")
+    mongodb_connect_timeout: float = Field(
+        default=5.0, gt=0, le=120, description="Seconds to wait for a reachable server (start-up and each turn).")
+    mongodb_operation_timeout: float = Field(
+        default=10.0, gt=0, le=600, description="Seconds one MongoDB operation may take (pymongo timeoutMS).")
+    mongodb_history_ttl_days: int = Field(
+        default=30, ge=1, le=3650, description="Conversation history expires this many days after it was "
+                                               "written (TTL index); answers and feedback are kept.")
+    mongodb_event_ttl_hours: int = Field(
+        default=24, ge=1, le=24 * 30, description="How long a chat platform event id is remembered to drop "
+                                                  "redeliveries (TTL index).")
+    mongodb_num_candidates: int = Field(
+        default=20, ge=1, le=200, description="$vectorSearch numCandidates as a multiple of the results wanted.")
+    mongodb_exact_search: bool = Field(
+        default=False, description="Exact nearest-neighbour vector search (every vector compared) instead of ANN.")
+    mongodb_rank_fusion: bool = Field(
+        default=True, description="Use $rankFusion (MongoDB 8.0+) to run vector and full-text search in one round "
+                                  "trip; off, or on an older server, the two searches run separately.")
+    mongodb_vector_index: str = Field(default="navibot_vector", min_length=1,
+                                      description="Name of the Atlas Vector Search index on the chunks.")
+    mongodb_search_index: str = Field(default="navibot_text", min_length=1,
+                                      description="Name of the Atlas Search (full-text) index on the chunks.")
+    redact_pii: bool = Field(
+        default=True, description="Replace SSN-like numbers, phone numbers, e-mail addresses and dates of birth "
+                                  "with [ssn], [phone], [email], [dob] in everything the conversation store keeps "
+                                  "(SQLite or MongoDB).")

@@ -64,8 +64,12 @@ class Retriever:
         filters = Filters.of(tags, groups)
         n = max(self.candidates, k)
         vector = self._embed(query)
-        by_vector = [cid for cid, _ in self.store.vector_search(vector, n, filters)] if vector is not None else []
-        by_lexical = [cid for cid, _ in self.store.lexical_search(query, n, filters)]
+        rankings_of = getattr(self.store, "candidate_rankings", None)
+        if rankings_of is not None:  # a store that gets both in one round trip (MongoDB's $rankFusion)
+            by_vector, by_lexical = rankings_of(query, vector, n, filters)
+        else:
+            by_vector = [cid for cid, _ in self.store.vector_search(vector, n, filters)] if vector is not None else []
+            by_lexical = [cid for cid, _ in self.store.lexical_search(query, n, filters)]
         candidates = list(dict.fromkeys(by_vector + by_lexical))  # already filtered by tags and groups
         by_sentence_lexical, by_sentence_vector = self.store.sentence_rankings(query, vector, candidates)
         rankings = [by_vector, by_lexical, by_sentence_lexical, by_sentence_vector]

@@ -1,0 +1,55 @@
+"""One event loop in a background thread, so synchronous code on any thread can run async pymongo calls.
+
+The store protocols (rag/store.py, bot/conversations.py) are synchronous and called from the adapters' worker
+threads, while the MongoDB code uses pymongo's native async client. An AsyncMongoClient belongs to the loop it
+was first used on, so every coroutine of a store runs on the one loop its bridge owns: callers block on
+`run()` (any number of threads at once; the loop interleaves their requests over the client's pool).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import threading
+from collections.abc import Coroutine
+from typing import Any, TypeVar
+
+from pymongo.errors import NetworkTimeout
+
+T = TypeVar("T")
+
+
+class BridgeTimeout(NetworkTimeout):
+    """No answer within the bridge's own limit (a safety net above pymongo's timeoutMS); a network failure."""
+
+
+class AsyncBridge:
+    def __init__(self, name: str = "navibot-mongo") -> None:
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, name=name, daemon=True)
+        self._thread.start()
+        self._closed = False
+
+    def run(self, coro: Coroutine[Any, Any, T], timeout: float | None = None) -> T:
+        """Run `coro` on the bridge's loop and wait for its result (or its exception) in the calling thread."""
+        if threading.current_thread() is self._thread:
+            coro.close()
+            raise RuntimeError("AsyncBridge.run called from its own loop: await the coroutine instead")
+        if self._closed:
+            coro.close()
+            raise RuntimeError("the MongoDB connection is closed")
+        future = asyncio.run_coroutine_threadsafe(coro, self._loop)
+        try:
+            return future.result(timeout)
+        except concurrent.futures.TimeoutError as exc:
+            future.cancel()
+            raise BridgeTimeout(f"no answer from MongoDB within {timeout:g} s") from exc
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(timeout=5)
+        if not self._thread.is_alive():
+            self._loop.close()

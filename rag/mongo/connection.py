@@ -1,0 +1,124 @@
+"""Opening MongoDB: one async client per store on its bridge's loop, with start-up errors as one plain line.
+
+A message names the host(s) of the connection string, never the user or password.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Coroutine
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from pymongo import AsyncMongoClient
+from pymongo.errors import (
+    ConfigurationError,
+    ConnectionFailure,
+    OperationFailure,
+    PyMongoError,
+)
+
+from rag.mongo.bridge import AsyncBridge
+
+T = TypeVar("T")
+
+
+class MongoUnavailable(RuntimeError):
+    """MongoDB cannot be used: unreachable, refused the credentials, or the connection string is wrong."""
+
+
+@dataclass(frozen=True, slots=True)
+class MongoConfig:
+    uri: str = field(repr=False)  # may hold a password: never printed
+    database: str = "navibot"
+    connect_timeout: float = 5.0  # server selection: how long start-up waits for a reachable server
+    operation_timeout: float = 10.0  # pymongo's timeoutMS for each operation
+
+
+def describe_hosts(uri: str) -> str:
+    """The host list of a connection string, without scheme, credentials, database or options."""
+    rest = re.sub(r"^[a-z+]+://", "", uri.strip(), flags=re.IGNORECASE)
+    rest = rest.rsplit("@", 1)[-1]  # userinfo ends at the last @ before the hosts
+    hosts = re.split(r"[/?]", rest, maxsplit=1)[0]
+    return hosts or "(no host)"
+
+
+def scrub(text: str, uri: str) -> str:
+    """A driver message with the connection string's password (if any) taken out."""
+    match = re.match(r"^[a-z+]+://([^@/]*)@", uri.strip(), flags=re.IGNORECASE)
+    if match and ":" in match.group(1):
+        password = match.group(1).split(":", 1)[1]
+        if password:
+            text = text.replace(password, "****")
+    return text
+
+
+class MongoConnection:
+    """A database handle plus the bridge its coroutines run on. `open()` connects for real; tests pass a fake
+    database (same async interface) to the constructor."""
+
+    def __init__(self, bridge: AsyncBridge, db: Any, client: Any = None, host: str = "test",
+                 operation_timeout: float = 10.0, server_version: tuple[int, ...] = (8, 1)) -> None:
+        self.bridge = bridge
+        self.db = db
+        self.client = client
+        self.host = host
+        self.server_version = server_version
+        # The bridge's limit only matters when pymongo's own timeouts did not fire: keep it above them.
+        self._timeout = operation_timeout + 10.0
+
+    @classmethod
+    def open(cls, config: MongoConfig) -> MongoConnection:
+        host = describe_hosts(config.uri)
+        bridge = AsyncBridge()
+        try:
+            client, version = bridge.run(_connect(config, host), timeout=config.connect_timeout + 30)
+        except BaseException:
+            bridge.close()
+            raise
+        return cls(bridge, client[config.database], client, host, config.operation_timeout, version)
+
+    def run(self, coro: Coroutine[Any, Any, T]) -> T:
+        return self.bridge.run(coro, self._timeout)
+
+    def close(self) -> None:
+        if self.client is not None:
+            try:
+                self.bridge.run(self.client.close(), timeout=5)
+            except PyMongoError:
+                pass  # closing a client whose server is gone must not fail the shutdown
+        self.bridge.close()
+
+
+async def _connect(config: MongoConfig, host: str) -> tuple[Any, tuple[int, ...]]:
+    """Create the client on the bridge's loop (it belongs to that loop) and prove the server answers."""
+    try:
+        client: AsyncMongoClient[dict[str, Any]] = AsyncMongoClient(
+            config.uri, serverSelectionTimeoutMS=int(config.connect_timeout * 1000),
+            connectTimeoutMS=int(config.connect_timeout * 1000), timeoutMS=int(config.operation_timeout * 1000),
+            appname="navibot", tz_aware=True)
+    except ConfigurationError as exc:
+        raise MongoUnavailable(f"NAVIBOT_MONGODB_URI is not usable ({host}): {scrub(str(exc), config.uri)}") from exc
+    except (ValueError, TypeError) as exc:
+        raise MongoUnavailable("NAVIBOT_MONGODB_URI is not a valid MongoDB connection string "
+                               "(mongodb://host:27017 or mongodb+srv://cluster.example.mongodb.net)") from exc
+    try:
+        await client.admin.command("ping")
+        info = await client.admin.command("buildInfo")
+        version = tuple(int(p) for p in info.get("versionArray", [0])[:2])
+    except ConnectionFailure as exc:
+        await client.close()
+        raise MongoUnavailable(f"cannot reach MongoDB at {host} within {config.connect_timeout:g} s "
+                               "(NAVIBOT_MONGODB_URI, NAVIBOT_MONGODB_CONNECT_TIMEOUT)") from exc
+    except OperationFailure as exc:
+        await client.close()
+        if exc.code in (18, 8000):  # AuthenticationFailed (Atlas answers 8000 AtlasError for bad credentials)
+            raise MongoUnavailable(f"MongoDB at {host} refused the user name or password in "
+                                   "NAVIBOT_MONGODB_URI") from exc
+        raise MongoUnavailable(f"MongoDB at {host} refused the connection: "
+                               f"{scrub(str(exc.details.get('errmsg', exc) if exc.details else exc), config.uri)}"
+                               ) from exc
+    except PyMongoError as exc:
+        await client.close()
+        raise MongoUnavailable(f"MongoDB at {host} failed: {scrub(str(exc), config.uri)}") from exc
+    return client, version
