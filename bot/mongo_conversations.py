@@ -1,0 +1,252 @@
+"""The conversation store on MongoDB (history, mood preferences, event ids, answers, feedback), and the wrapper
+that keeps a turn answerable when MongoDB is lost mid-conversation.
+
+Collections: `history` (TTL on `created`, capped per conversation by the writer), `preferences` (_id = key),
+`events` (unique on platform + event id, short TTL), `answers` (_id = answer id) and `feedback` (unique on
+answer + user). Answers and feedback have no TTL: they are the record of what navigators were told.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any, TypeVar
+
+from pymongo.errors import (
+    ConnectionFailure,
+    DuplicateKeyError,
+    OperationFailure,
+    PyMongoError,
+)
+
+from bot.conversations import (
+    AnswerRecord,
+    ConversationStore,
+    FeedbackRecord,
+    HistoryTurn,
+    UnknownAnswer,
+)
+from bot.handler import FeedbackError
+from rag.citations import Citation
+from rag.mongo.connection import MongoConfig, MongoConnection
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+HISTORY, PREFERENCES, EVENTS, ANSWERS, FEEDBACK = "history", "preferences", "events", "answers", "feedback"
+HISTORY_TTL, EVENTS_TTL = "history_ttl", "events_ttl"
+_OPTIONS_CONFLICT = (85, 86)  # IndexOptionsConflict, IndexKeySpecsConflict
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+def _iso(moment: datetime) -> str:
+    return moment.isoformat(timespec="milliseconds")
+
+
+async def ensure_conversation_indexes(db: Any, history_ttl_days: int, event_ttl_hours: int) -> None:
+    """Create the indexes; a changed TTL updates the existing index in place (collMod) instead of failing."""
+    await db[HISTORY].create_index([("conversation_key", 1), ("created", -1)], name="history_by_conversation")
+    await db[EVENTS].create_index([("platform", 1), ("event_id", 1)], unique=True, name="events_unique")
+    await db[FEEDBACK].create_index([("answer_id", 1), ("user", 1)], unique=True, name="feedback_unique")
+    await db[FEEDBACK].create_index("created", name="feedback_by_time")
+    for collection, name, seconds in ((HISTORY, HISTORY_TTL, history_ttl_days * 86400),
+                                      (EVENTS, EVENTS_TTL, event_ttl_hours * 3600)):
+        try:
+            await db[collection].create_index("created", name=name, expireAfterSeconds=seconds)
+        except OperationFailure as exc:
+            if exc.code not in _OPTIONS_CONFLICT:
+                raise
+            await db.command({"collMod": collection, "index": {"name": name, "expireAfterSeconds": seconds}})
+
+
+class AsyncMongoConversations:
+    def __init__(self, db: Any) -> None:
+        self.db = db
+
+    async def history(self, conversation_key: str, limit: int) -> list[HistoryTurn]:
+        rows = await (self.db[HISTORY].find({"conversation_key": conversation_key})
+                      .sort([("created", -1), ("_id", -1)]).limit(limit).to_list(None))
+        return [HistoryTurn(r["question"], r["standalone"], r["answer"], list(r["cited_ids"])) for r in reversed(rows)]
+
+    async def append_turn(self, conversation_key: str, turn: HistoryTurn, keep: int) -> None:
+        await self.db[HISTORY].insert_one({
+            "conversation_key": conversation_key, "question": turn.question, "standalone": turn.standalone,
+            "answer": turn.answer, "cited_ids": list(turn.cited_ids), "created": _now()})
+        older = await (self.db[HISTORY].find({"conversation_key": conversation_key}, {"_id": 1})
+                       .sort([("created", -1), ("_id", -1)]).skip(keep).to_list(None))
+        if older:
+            await self.db[HISTORY].delete_many({"_id": {"$in": [r["_id"] for r in older]}})
+
+    async def clear_history(self, conversation_key: str) -> int:
+        return int((await self.db[HISTORY].delete_many({"conversation_key": conversation_key})).deleted_count)
+
+    async def get_mood(self, preference_key: str) -> str | None:
+        row = await self.db[PREFERENCES].find_one({"_id": preference_key})
+        return str(row["mood"]) if row else None
+
+    async def set_mood(self, preference_key: str, mood: str) -> None:
+        await self.db[PREFERENCES].update_one({"_id": preference_key},
+                                              {"$set": {"mood": mood, "updated": _now()}}, upsert=True)
+
+    async def claim_event(self, platform: str, event_id: str) -> bool:
+        try:
+            await self.db[EVENTS].insert_one({"platform": platform, "event_id": event_id, "created": _now()})
+        except DuplicateKeyError:
+            return False
+        return True
+
+    async def save_answer(self, record: AnswerRecord) -> None:
+        created = record.created or _iso(_now())
+        await self.db[ANSWERS].insert_one({
+            "_id": record.answer_id, "conversation_key": record.conversation_key, "platform": record.platform,
+            "user": record.user, "question": record.question, "standalone": record.standalone,
+            "answer": record.answer, "kind": record.kind, "mood": record.mood,
+            "citations": [c.as_dict() for c in record.citations], "created": created})
+
+    async def get_answer(self, answer_id: str) -> AnswerRecord | None:
+        row = await self.db[ANSWERS].find_one({"_id": answer_id})
+        if row is None:
+            return None
+        return AnswerRecord(answer_id=row["_id"], conversation_key=row["conversation_key"], platform=row["platform"],
+                            user=row["user"], question=row["question"], standalone=row["standalone"],
+                            answer=row["answer"], kind=row["kind"], mood=row["mood"],
+                            citations=[Citation(**c) for c in row["citations"]], created=row["created"])
+
+    async def record_feedback(self, answer_id: str, user: str, helpful: bool, reason: str | None) -> FeedbackRecord:
+        if await self.db[ANSWERS].find_one({"_id": answer_id}, {"_id": 1}) is None:
+            raise UnknownAnswer(f"no answer with id {answer_id!r}")
+        stamp = _iso(_now())
+        await self.db[FEEDBACK].update_one(
+            {"answer_id": answer_id, "user": user},
+            {"$set": {"helpful": helpful, "reason": reason, "updated": stamp}, "$setOnInsert": {"created": stamp}},
+            upsert=True)
+        return next(f for f in await self.feedback(answer_id) if f.user == user)
+
+    async def feedback(self, answer_id: str | None = None) -> list[FeedbackRecord]:
+        where = {} if answer_id is None else {"answer_id": answer_id}
+        rows = await self.db[FEEDBACK].find(where).sort([("created", 1), ("_id", 1)]).to_list(None)
+        ids = sorted({r["answer_id"] for r in rows})
+        answers = {a["_id"]: a for a in await self.db[ANSWERS].find({"_id": {"$in": ids}}).to_list(None)} if ids else {}
+        return [FeedbackRecord(r["answer_id"], r["user"], bool(r["helpful"]), r.get("reason"), a["question"],
+                               a["standalone"], a["answer"], list(a["citations"]), a["platform"], r["created"],
+                               r["updated"])
+                for r in rows if (a := answers.get(r["answer_id"])) is not None]
+
+
+class MongoConversationStore:
+    """The synchronous ConversationStore: each call runs on the connection's event loop."""
+
+    def __init__(self, connection: MongoConnection, history_ttl_days: int = 30, event_ttl_hours: int = 24) -> None:
+        self.connection = connection
+        self.aio = AsyncMongoConversations(connection.db)
+        try:
+            connection.run(ensure_conversation_indexes(connection.db, history_ttl_days, event_ttl_hours))
+        except BaseException:
+            connection.close()
+            raise
+
+    @classmethod
+    def open(cls, config: MongoConfig, history_ttl_days: int = 30, event_ttl_hours: int = 24) -> MongoConversationStore:
+        return cls(MongoConnection.open(config), history_ttl_days, event_ttl_hours)
+
+    def history(self, conversation_key: str, limit: int) -> list[HistoryTurn]:
+        return self.connection.run(self.aio.history(conversation_key, limit))
+
+    def append_turn(self, conversation_key: str, turn: HistoryTurn, keep: int) -> None:
+        self.connection.run(self.aio.append_turn(conversation_key, turn, keep))
+
+    def clear_history(self, conversation_key: str) -> int:
+        return self.connection.run(self.aio.clear_history(conversation_key))
+
+    def get_mood(self, preference_key: str) -> str | None:
+        return self.connection.run(self.aio.get_mood(preference_key))
+
+    def set_mood(self, preference_key: str, mood: str) -> None:
+        self.connection.run(self.aio.set_mood(preference_key, mood))
+
+    def claim_event(self, platform: str, event_id: str) -> bool:
+        return self.connection.run(self.aio.claim_event(platform, event_id))
+
+    def save_answer(self, record: AnswerRecord) -> None:
+        self.connection.run(self.aio.save_answer(record))
+
+    def get_answer(self, answer_id: str) -> AnswerRecord | None:
+        return self.connection.run(self.aio.get_answer(answer_id))
+
+    def record_feedback(self, answer_id: str, user: str, helpful: bool, reason: str | None) -> FeedbackRecord:
+        return self.connection.run(self.aio.record_feedback(answer_id, user, helpful, reason))
+
+    def feedback(self, answer_id: str | None = None) -> list[FeedbackRecord]:
+        return self.connection.run(self.aio.feedback(answer_id))
+
+    def close(self) -> None:
+        self.connection.close()
+
+
+def is_unavailable(exc: BaseException) -> bool:
+    """A lost or timed-out connection (which a retry later may cure), not a bug or a refused write."""
+    return isinstance(exc, ConnectionFailure) or (isinstance(exc, PyMongoError) and exc.timeout)
+
+
+class HistoryOptional:
+    """Keeps answering when the conversation store is unreachable: history reads as empty, the turn is not
+    saved, the mood is the default and an event id counts as new (an event may then be answered twice, which
+    beats not answering). Each lapse is a WARNING naming what was skipped. Commands that promise something
+    (reset, mood <name>) and feedback still fail, so the navigator is never told a lie."""
+
+    def __init__(self, inner: ConversationStore, where: str = "MongoDB") -> None:
+        self.inner = inner
+        self.where = where
+
+    def _or(self, what: str, call: Callable[[], T], fallback: T) -> T:
+        try:
+            return call()
+        except PyMongoError as exc:
+            if not is_unavailable(exc):
+                raise
+            log.warning("history unavailable (%s, %s): %s skipped: %s", self.where, type(exc).__name__, what, exc)
+            return fallback
+
+    def history(self, conversation_key: str, limit: int) -> list[HistoryTurn]:
+        return self._or("reading the history", lambda: self.inner.history(conversation_key, limit), [])
+
+    def append_turn(self, conversation_key: str, turn: HistoryTurn, keep: int) -> None:
+        self._or("saving the turn", lambda: self.inner.append_turn(conversation_key, turn, keep), None)
+
+    def clear_history(self, conversation_key: str) -> int:
+        return self.inner.clear_history(conversation_key)
+
+    def get_mood(self, preference_key: str) -> str | None:
+        return self._or("reading the mood preference", lambda: self.inner.get_mood(preference_key), None)
+
+    def set_mood(self, preference_key: str, mood: str) -> None:
+        self.inner.set_mood(preference_key, mood)
+
+    def claim_event(self, platform: str, event_id: str) -> bool:
+        return self._or("the duplicate-event check", lambda: self.inner.claim_event(platform, event_id), True)
+
+    def save_answer(self, record: AnswerRecord) -> None:
+        self._or(f"saving answer {record.answer_id}", lambda: self.inner.save_answer(record), None)
+
+    def get_answer(self, answer_id: str) -> AnswerRecord | None:
+        return self.inner.get_answer(answer_id)
+
+    def record_feedback(self, answer_id: str, user: str, helpful: bool, reason: str | None) -> FeedbackRecord:
+        try:
+            return self.inner.record_feedback(answer_id, user, helpful, reason)
+        except PyMongoError as exc:
+            if not is_unavailable(exc):
+                raise
+            log.warning("feedback on answer %s not saved, %s unavailable: %s", answer_id, self.where, exc)
+            raise FeedbackError("I can't save the rating right now (the conversation store cannot be reached); "
+                                "please try again in a moment.") from exc
+
+    def feedback(self, answer_id: str | None = None) -> list[FeedbackRecord]:
+        return self.inner.feedback(answer_id)
+
+    def close(self) -> None:
+        self.inner.close()

@@ -1,0 +1,90 @@
+"""PII redaction: SSN-like numbers, phone numbers, e-mail addresses and dates of birth are replaced before
+anything is stored, so a caller's details read out during a call never reach the conversation store.
+
+Deliberately narrow: policy text is full of numbers ("7 CFR 273.5", "$1,234", "20 hours", "January 1, 2025",
+"130 percent"), so only shapes that are personal data are replaced. A date counts as a date of birth only right
+after "DOB", "date of birth" or "born". Quoted source paragraphs (citations) are public text and are kept whole.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from bot.conversations import (
+    AnswerRecord,
+    ConversationStore,
+    FeedbackRecord,
+    HistoryTurn,
+)
+
+_EMAIL = re.compile(r"(?<![\w.+-])[\w.+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}\b")
+# 123-45-6789 / 123 45 6789 / 123456789 (nine digits standing alone); not part of a longer number or amount.
+_SSN = re.compile(r"(?<![\w$.,/-])\d{3}([- ]?)\d{2}\1\d{4}(?![\w.,/-]?\d)")
+# US numbers: (555) 123-4567, 555-123-4567, 555.123.4567, +1 555 123 4567, 1-800-221-5689, 5551234567;
+# international: + country code and 7 to 14 more digits.
+_PHONE = re.compile(
+    r"(?<![\w$.,/-])(?:(?:\+?1[-. ]?)?(?:\(\d{3}\)\s?|\d{3}[-. ])\d{3}[-. ]\d{4}|(?:\+?1)?\d{10}"
+    r"|\+\d{1,3}(?:[-. ]?\d){7,14})(?![\w.,/-]?\d)")
+_MONTH = (r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sep(?:t(?:ember)?)?"
+          r"|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)\.?")
+_DATE = (rf"(?:\d{{1,2}}[/.-]\d{{1,2}}[/.-]\d{{2,4}}|\d{{4}}-\d{{2}}-\d{{2}}|{_MONTH}\s+\d{{1,2}}(?:st|nd|rd|th)?,?\s+\d{{4}}"
+         rf"|\d{{1,2}}\s+{_MONTH},?\s+\d{{4}})")
+_DOB = re.compile(rf"(?i)\b(d\.?o\.?b\.?|date\s+of\s+birth|birth\s*date|born(?:\s+on)?)(\s*(?:is|:|-)?\s*){_DATE}")
+
+
+def redact(text: str) -> str:
+    """The text with personal data replaced by [email], [ssn], [phone] and [dob]."""
+    if not text:
+        return text
+    text = _EMAIL.sub("[email]", text)
+    text = _DOB.sub(lambda m: f"{m.group(1)}{m.group(2)}[dob]", text)
+    text = _SSN.sub("[ssn]", text)
+    return _PHONE.sub("[phone]", text)
+
+
+class RedactingConversationStore:
+    """Wraps any ConversationStore: questions, rewritten questions, answers and feedback reasons are redacted
+    on the way in (and so everywhere they are read back). Keys, ids and citations are stored as they are."""
+
+    def __init__(self, inner: ConversationStore, scrub: Callable[[str], str] = redact) -> None:
+        self.inner = inner
+        self.scrub = scrub
+
+    def history(self, conversation_key: str, limit: int) -> list[HistoryTurn]:
+        return self.inner.history(conversation_key, limit)
+
+    def append_turn(self, conversation_key: str, turn: HistoryTurn, keep: int) -> None:
+        self.inner.append_turn(conversation_key, HistoryTurn(
+            self.scrub(turn.question), self.scrub(turn.standalone), self.scrub(turn.answer), turn.cited_ids), keep)
+
+    def clear_history(self, conversation_key: str) -> int:
+        return self.inner.clear_history(conversation_key)
+
+    def get_mood(self, preference_key: str) -> str | None:
+        return self.inner.get_mood(preference_key)
+
+    def set_mood(self, preference_key: str, mood: str) -> None:
+        self.inner.set_mood(preference_key, mood)
+
+    def claim_event(self, platform: str, event_id: str) -> bool:
+        return self.inner.claim_event(platform, event_id)
+
+    def save_answer(self, record: AnswerRecord) -> None:
+        self.inner.save_answer(AnswerRecord(
+            answer_id=record.answer_id, conversation_key=record.conversation_key, platform=record.platform,
+            user=record.user, question=self.scrub(record.question), standalone=self.scrub(record.standalone),
+            answer=self.scrub(record.answer), kind=record.kind, mood=record.mood, citations=record.citations,
+            created=record.created))
+
+    def get_answer(self, answer_id: str) -> AnswerRecord | None:
+        return self.inner.get_answer(answer_id)
+
+    def record_feedback(self, answer_id: str, user: str, helpful: bool, reason: str | None) -> FeedbackRecord:
+        return self.inner.record_feedback(answer_id, user, helpful, self.scrub(reason) if reason else reason)
+
+    def feedback(self, answer_id: str | None = None) -> list[FeedbackRecord]:
+        return self.inner.feedback(answer_id)
+
+    def close(self) -> None:
+        self.inner.close()
