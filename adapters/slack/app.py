@@ -1,0 +1,410 @@
+"""The Slack app: Bolt (async) listeners that turn mentions, DMs, `/navibot` and button clicks into bot Turns and
+feedback, and post the replies in threads.
+
+Every listener acknowledges at once (Bolt acks Events API requests before the listener runs; the others call
+`ack()` first) and does the slow work in a background task, so Slack gets its HTTP 200 well inside 3 seconds.
+The turn handler is synchronous and runs in a worker thread (`asyncio.to_thread`).
+
+Use it from a server: `app = build_slack_app(bot, settings)`, then `add_slack_routes(web_app, app)` (HTTP mode) or
+`socket_mode_handler(app, settings)` (Socket Mode).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import re
+import uuid
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import Any
+
+from aiohttp import web
+from slack_bolt.adapter.aiohttp import to_aiohttp_response, to_bolt_request
+from slack_bolt.adapter.socket_mode.aiohttp import AsyncSocketModeHandler
+from slack_bolt.async_app import AsyncApp
+from slack_bolt.context.ack.async_ack import AsyncAck
+from slack_bolt.context.async_context import AsyncBoltContext
+from slack_bolt.context.respond.async_respond import AsyncRespond
+from slack_bolt.request.async_request import AsyncBoltRequest
+from slack_sdk.errors import SlackApiError
+from slack_sdk.web.async_client import AsyncWebClient
+
+from adapters.slack.blocks import (
+    ACTION_FEEDBACK,
+    ACTION_HIDE_QUOTES,
+    ACTION_REASON,
+    ACTION_SHOW_QUOTES,
+    HELPFUL,
+    NOT_HELPFUL,
+    REASON_BLOCK,
+    REASON_INPUT,
+    VIEW_REASON,
+    AnswerView,
+    Message,
+    answer_message,
+    escape,
+    feedback_confirmation,
+    plain_message,
+    reason_modal,
+)
+from adapters.slack.retry import retry_handlers
+from adapters.slack.settings import Mode, SlackSettings
+from bot.commands import HELP
+from bot.handler import MAX_REASON_CHARS, FeedbackError
+from bot.runtime import Bot
+from bot.turns import Reply, ReplyKind, Turn
+
+log = logging.getLogger(__name__)
+
+EVENTS_PATH = "/slack/events"
+PLATFORM = "slack"
+THINKING_REACTION = "eyes"
+APOLOGY = "Sorry, something went wrong on my side and I could not post the answer. Please try again in a moment " \
+          "(trace id {trace})."
+SLASH_HELP = """Slash command: `/navibot ask <question>` posts your question in this channel and answers it in a \
+thread; `/navibot mood`, `/navibot mood <name>`; `/navibot reset` forgets your latest thread's history here \
+(or type `reset` after mentioning me in the thread); `/navibot help`.
+In a channel, mention me (`@Navibot can college students get SNAP?`); in a direct message, just write."""
+NOT_IN_CHANNEL = "I can't post in this channel. Invite me with `/invite @Navibot`, or ask me in a direct message."
+_MENTION = re.compile(r"<@([A-Z0-9]+)(?:\|[^>]*)?>")
+_LINK = re.compile(r"<((?:https?|mailto):[^|>]+)(?:\|([^>]*))?>")
+_CHANNEL = re.compile(r"<#[A-Z0-9]+\|([^>]*)>")
+_SPECIAL = re.compile(r"<!([a-z]+)(?:\^[^|>]*)?(?:\|([^>]*))?>")
+LATEST_THREADS_KEPT = 10_000
+
+
+def question_text(text: str, bot_user_id: str | None) -> str:
+    """The words of a Slack message as a person reads them: the bot's own mention removed, other mentions,
+    links and channel names as their labels, and Slack's &amp; &lt; &gt; escapes undone."""
+    text = _MENTION.sub(lambda m: "" if m.group(1) == bot_user_id else f"@{m.group(1)}", text or "")
+    text = _LINK.sub(lambda m: m.group(2) or m.group(1), text)
+    text = _CHANNEL.sub(lambda m: f"#{m.group(1)}", text)
+    text = _SPECIAL.sub(lambda m: m.group(2) or f"@{m.group(1)}", text)
+    text = text.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
+    return re.sub(r"[ \t]+", " ", text).strip()
+
+
+def make_web_client(settings: SlackSettings) -> AsyncWebClient:
+    """The Web API client: the bot token, SLACK_API_URL as base URL, retries on 429 after Retry-After."""
+    token = settings.slack_bot_token.get_secret_value() if settings.slack_bot_token else None
+    return AsyncWebClient(token=token, base_url=settings.slack_api_url, retry_handlers=retry_handlers())
+
+
+class SlackApp:
+    """The Bolt app and the listeners, on one Bot. `tasks` are the answers still being worked on."""
+
+    def __init__(self, bot: Bot, settings: SlackSettings, mode: Mode = "http") -> None:
+        self.bot = bot
+        self.settings = settings
+        self.mode = mode
+        self.client = make_web_client(settings)
+        secret = settings.slack_signing_secret.get_secret_value() if settings.slack_signing_secret else ""
+        self.app = AsyncApp(client=self.client, signing_secret=secret, name="navibot",
+                            # Socket Mode requests are not signed; Bolt skips the check for them anyway.
+                            request_verification_enabled=mode == "http")
+        self.tasks: set[asyncio.Task[None]] = set()
+        # The thread a user last asked in, per channel: what `/navibot reset` (which has no thread) forgets.
+        self._latest_thread: OrderedDict[tuple[str, str, str], str] = OrderedDict()
+        self._register()
+
+    # --- wiring ---------------------------------------------------------------------------------------------------
+
+    def _register(self) -> None:
+        self.app.event("app_mention")(self._on_mention)
+        self.app.event("message")(self._on_message)
+        self.app.command("/navibot")(self._on_command)
+        self.app.action(ACTION_SHOW_QUOTES)(self._on_toggle_quotes)
+        self.app.action(ACTION_HIDE_QUOTES)(self._on_toggle_quotes)
+        self.app.action(ACTION_FEEDBACK)(self._on_feedback)
+        self.app.action(ACTION_REASON)(self._on_reason_button)
+        self.app.view(VIEW_REASON)(self._on_reason_submitted)
+        self.app.error(self._on_error)
+
+    def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
+        """Runs after the acknowledgement; kept referenced so it is not collected mid-way, and drainable."""
+        task = asyncio.get_running_loop().create_task(work)
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+
+    async def drain(self, timeout: float = 30.0) -> None:
+        """Waits for answers in progress (at shutdown), at most `timeout` seconds."""
+        if self.tasks:
+            await asyncio.wait(set(self.tasks), timeout=timeout)
+
+    async def _on_error(self, error: Exception, body: dict[str, Any]) -> None:
+        trace = uuid.uuid4().hex[:12]
+        log.error("slack: request failed (trace %s, type %s): %r", trace, body.get("type"), error, exc_info=error)
+
+    # --- questions: mentions, direct messages ---------------------------------------------------------------------
+
+    async def _on_mention(self, event: dict[str, Any], body: dict[str, Any], context: AsyncBoltContext,
+                          request: AsyncBoltRequest) -> None:
+        if str(event.get("channel", "")).startswith("D"):
+            return  # a mention in a DM also arrives as a message event, answered there
+        self._spawn(self._question(event, body, context, request))
+
+    async def _on_message(self, event: dict[str, Any], body: dict[str, Any], context: AsyncBoltContext,
+                          request: AsyncBoltRequest) -> None:
+        # Only what a person writes to the bot in a DM: no edits, joins or other subtypes, no bots (the bot's own
+        # messages are already dropped by Bolt), no channel messages (those reach the bot as app_mention).
+        if event.get("channel_type") != "im" or event.get("subtype") or event.get("bot_id"):
+            return
+        self._spawn(self._question(event, body, context, request))
+
+    async def _question(self, event: dict[str, Any], body: dict[str, Any], context: AsyncBoltContext,
+                        request: AsyncBoltRequest) -> None:
+        channel, ts = str(event.get("channel", "")), str(event.get("ts", ""))
+        thread_ts = str(event.get("thread_ts") or ts)
+        team = str(body.get("team_id") or context.team_id or event.get("team") or "")
+        user = str(event.get("user", ""))
+        text = question_text(str(event.get("text", "")), context.bot_user_id)
+        turn = Turn(PLATFORM, team, channel, thread_ts, user, text, event_id=body.get("event_id"))
+        # A redelivery (Slack retries when an ack was late) is answered once; no second progress reaction for it.
+        retry = bool(request.headers.get("x-slack-retry-num"))
+        await self._answer(turn, channel, thread_ts, react_to=None if retry else ts)
+
+    async def _answer(self, turn: Turn, channel: str, thread_ts: str, react_to: str | None) -> None:
+        """Progress reaction, the handler, the reply in the thread; a failure anywhere becomes an apology there."""
+        self._remember_thread(turn)
+        reacted = react_to is not None and await self._react("add", channel, react_to)
+        try:
+            reply = await asyncio.to_thread(self.bot.handler.handle, turn)
+            if reply.kind is ReplyKind.DUPLICATE:
+                log.info("slack: event %s was already answered; redelivery ignored", turn.event_id)
+                return
+            await self._post_reply(render(reply, turn.text), channel, thread_ts)
+        except Exception as exc:  # noqa: BLE001 - whatever broke, the navigator gets an apology, not silence
+            await self._apologize(exc, channel, thread_ts, f"answering in {turn.conversation_key}")
+        finally:
+            if reacted and react_to is not None:
+                await self._react("remove", channel, react_to)
+
+    async def _post_reply(self, message: Message, channel: str, thread_ts: str) -> None:
+        try:
+            await self.client.chat_postMessage(channel=channel, thread_ts=thread_ts, text=message.text,
+                                               blocks=message.blocks, unfurl_links=False, unfurl_media=False)
+        except SlackApiError as exc:
+            if exc.response.get("error") not in {"invalid_blocks", "invalid_blocks_format", "msg_too_long"}:
+                raise
+            # Blocks Slack refuses (a limit changed, an odd link): the answer still goes out, as text.
+            log.warning("slack: blocks refused (%s); posting the answer as text", exc.response.get("error"))
+            await self.client.chat_postMessage(channel=channel, thread_ts=thread_ts, text=message.text,
+                                               unfurl_links=False, unfurl_media=False)
+
+    async def _react(self, how: str, channel: str, ts: str) -> bool:
+        """The :eyes: progress reaction; best effort (a failed reaction must not cost the answer)."""
+        try:
+            if how == "add":
+                await self.client.reactions_add(channel=channel, timestamp=ts, name=THINKING_REACTION)
+            else:
+                await self.client.reactions_remove(channel=channel, timestamp=ts, name=THINKING_REACTION)
+            return True
+        except SlackApiError as exc:
+            if exc.response.get("error") != "already_reacted":
+                log.warning("slack: reactions.%s failed: %s", how, exc.response.get("error"))
+            return how == "add" and exc.response.get("error") == "already_reacted"
+        except Exception as exc:  # noqa: BLE001 - network trouble: the answer may still get through
+            log.warning("slack: reactions.%s failed: %r", how, exc)
+            return False
+
+    async def _apologize(self, exc: BaseException, channel: str, thread_ts: str | None, doing: str) -> None:
+        trace = uuid.uuid4().hex[:12]
+        detail = exc.response.get("error") if isinstance(exc, SlackApiError) else None
+        log.error("slack: %s failed (trace %s)%s", doing, trace, f": Web API error {detail}" if detail else "",
+                  exc_info=exc)
+        try:
+            await self.client.chat_postMessage(channel=channel, thread_ts=thread_ts, text=APOLOGY.format(trace=trace))
+        except Exception as again:  # noqa: BLE001 - Slack unreachable: the log line is all that is left
+            log.error("slack: could not post the apology (trace %s): %r", trace, again)
+
+    def _remember_thread(self, turn: Turn) -> None:
+        key = (turn.workspace, turn.channel, turn.user)
+        self._latest_thread[key] = turn.thread
+        self._latest_thread.move_to_end(key)
+        while len(self._latest_thread) > LATEST_THREADS_KEPT:
+            self._latest_thread.popitem(last=False)
+
+    # --- the slash command ----------------------------------------------------------------------------------------
+
+    async def _on_command(self, ack: AsyncAck, command: dict[str, Any], respond: AsyncRespond) -> None:
+        await ack()
+        self._spawn(self._slash(command, respond))
+
+    async def _slash(self, command: dict[str, Any], respond: AsyncRespond) -> None:
+        text = question_text(str(command.get("text", "")), None)
+        word, _, rest = text.partition(" ")
+        team, channel, user = (str(command.get(k, "")) for k in ("team_id", "channel_id", "user_id"))
+        try:
+            if word.lower() in {"", "help"}:
+                await respond(text=escape(f"{HELP}\n{SLASH_HELP}"), response_type="ephemeral")
+            elif word.lower() == "ask" or word.lower() not in {"reset", "mood"}:
+                await self._slash_ask(team, channel, user, rest if word.lower() == "ask" else text, respond)
+            elif word.lower() == "reset":
+                await self._slash_reset(team, channel, user, text, respond)
+            else:  # mood: a preference per user and channel, whatever the thread
+                turn = Turn(PLATFORM, team, channel, "", user, text)
+                reply = await asyncio.to_thread(self.bot.handler.handle, turn)
+                await respond(text=plain_message(reply.text).text, response_type="ephemeral")
+        except Exception as exc:
+            trace = uuid.uuid4().hex[:12]
+            log.error("slack: /navibot %s failed (trace %s)", word, trace, exc_info=exc)
+            try:
+                await respond(text=APOLOGY.format(trace=trace), response_type="ephemeral")
+            except Exception as again:  # noqa: BLE001 - the log line is all that is left
+                log.error("slack: could not send the apology (trace %s): %r", trace, again)
+
+    async def _slash_ask(self, team: str, channel: str, user: str, question: str, respond: AsyncRespond) -> None:
+        """The question goes into the channel as a message of the bot's, the answer into its thread; follow-ups
+        mentioning the bot in that thread continue the conversation."""
+        question = question.strip()
+        if not question:
+            await respond(text="Ask a question after `ask`, e.g. `/navibot ask can college students get SNAP?`",
+                          response_type="ephemeral")
+            return
+        shown = question if len(question) <= 2900 else question[:2899] + "…"
+        try:
+            posted = await self.client.chat_postMessage(channel=channel, text=f"<@{user}> asked: {escape(shown)}")
+        except SlackApiError as exc:
+            if exc.response.get("error") in {"not_in_channel", "channel_not_found"}:
+                await respond(text=NOT_IN_CHANNEL, response_type="ephemeral")
+                return
+            raise
+        ts = str(posted["ts"])
+        await self._answer(Turn(PLATFORM, team, channel, ts, user, question), channel, ts, react_to=ts)
+
+    async def _slash_reset(self, team: str, channel: str, user: str, text: str, respond: AsyncRespond) -> None:
+        thread = self._latest_thread.get((team, channel, user))
+        if thread is None:
+            await respond(text="I have no conversation of yours in this channel to forget (since I last started). "
+                               "In a thread, mention me and write `reset` to clear that thread.",
+                          response_type="ephemeral")
+            return
+        reply = await asyncio.to_thread(self.bot.handler.handle, Turn(PLATFORM, team, channel, thread, user, text))
+        await respond(text=plain_message(f"{reply.text} (your latest thread in this channel)").text,
+                      response_type="ephemeral")
+
+    # --- buttons and the reason modal -----------------------------------------------------------------------------
+
+    async def _on_toggle_quotes(self, ack: AsyncAck, body: dict[str, Any], action: dict[str, Any]) -> None:
+        await ack()
+        self._spawn(self._toggle_quotes(body, action))
+
+    async def _toggle_quotes(self, body: dict[str, Any], action: dict[str, Any]) -> None:
+        channel = str(body.get("channel", {}).get("id", ""))
+        message = body.get("message") or {}
+        ts = str(body.get("container", {}).get("message_ts") or message.get("ts", ""))
+        thread_ts = message.get("thread_ts")
+        user = str(body.get("user", {}).get("id", ""))
+        try:
+            record = await asyncio.to_thread(self.bot.conversations.get_answer, str(action.get("value", "")))
+            if record is None:
+                await self._ephemeral(channel, user, thread_ts,
+                                      plain_message("I can't find that answer any more, so I can't show its quotes."))
+                return
+            expanded = action.get("action_id") == ACTION_SHOW_QUOTES
+            shown = answer_message(AnswerView.from_record(record), expanded=expanded)
+            await self.client.chat_update(channel=channel, ts=ts, text=shown.text, blocks=shown.blocks)
+        except Exception as exc:  # noqa: BLE001 - an apology in the thread rather than a dead button
+            await self._apologize(exc, channel, thread_ts, "showing or hiding quotes")
+
+    async def _on_feedback(self, ack: AsyncAck, body: dict[str, Any], action: dict[str, Any]) -> None:
+        await ack()
+        self._spawn(self._feedback(body, action))
+
+    async def _feedback(self, body: dict[str, Any], action: dict[str, Any]) -> None:
+        channel = str(body.get("channel", {}).get("id", ""))
+        thread_ts = (body.get("message") or {}).get("thread_ts")
+        user = str(body.get("user", {}).get("id", ""))
+        rating, _, answer_id = str(action.get("value", "")).partition(":")
+        try:
+            if rating not in {HELPFUL, NOT_HELPFUL} or not answer_id:
+                raise FeedbackError("That button did not say which answer it rates, so nothing was saved.")
+            helpful = rating == HELPFUL
+            await asyncio.to_thread(self.bot.handler.record_feedback, answer_id, user, helpful)
+            confirmation = feedback_confirmation(helpful, answer_id)
+        except FeedbackError as exc:
+            confirmation = plain_message(str(exc))
+        try:
+            await self._ephemeral(channel, user, thread_ts, confirmation)
+        except Exception as exc:  # noqa: BLE001 - the feedback is saved; only the confirmation is lost
+            log.error("slack: could not confirm feedback to %s: %r", user, exc)
+
+    async def _on_reason_button(self, ack: AsyncAck, body: dict[str, Any], action: dict[str, Any]) -> None:
+        await ack()
+        # The trigger id expires 3 seconds after the click: open the modal now, not in a queued task.
+        metadata = json.dumps({"answer_id": str(action.get("value", "")),
+                               "channel": str(body.get("channel", {}).get("id", "")),
+                               "thread_ts": (body.get("container") or {}).get("thread_ts")})
+        try:
+            await self.client.views_open(trigger_id=str(body.get("trigger_id", "")),
+                                         view=reason_modal(metadata, MAX_REASON_CHARS))
+        except Exception as exc:  # noqa: BLE001 - the 👎 is saved; only the optional reason is lost
+            log.error("slack: could not open the feedback reason form: %r", exc)
+
+    async def _on_reason_submitted(self, ack: AsyncAck, body: dict[str, Any], view: dict[str, Any]) -> None:
+        user = str(body.get("user", {}).get("id", ""))
+        try:
+            where = json.loads(view.get("private_metadata") or "{}")
+            reason = view["state"]["values"][REASON_BLOCK][REASON_INPUT].get("value") or ""
+        except (ValueError, KeyError, TypeError):
+            await ack(response_action="errors", errors={REASON_BLOCK: "This form is out of date; click 👎 again."})
+            return
+        try:  # recorded before the ack (a few milliseconds), so a problem shows in the form itself
+            await asyncio.to_thread(self.bot.handler.record_feedback, str(where.get("answer_id", "")), user, False,
+                                    reason)
+        except FeedbackError as exc:
+            await ack(response_action="errors", errors={REASON_BLOCK: str(exc)[:150]})
+            return
+        await ack()
+        if where.get("channel"):
+            self._spawn(self._confirm_quietly(str(where["channel"]), user, where.get("thread_ts"),
+                                              plain_message("Thanks, your reason is saved with the 👎.")))
+
+    async def _confirm_quietly(self, channel: str, user: str, thread_ts: str | None, message: Message) -> None:
+        try:
+            await self._ephemeral(channel, user, thread_ts, message)
+        except Exception as exc:  # noqa: BLE001 - the reason is saved; only the confirmation is lost
+            log.warning("slack: could not confirm to %s: %r", user, exc)
+
+    async def _ephemeral(self, channel: str, user: str, thread_ts: str | None, message: Message) -> None:
+        await self.client.chat_postEphemeral(channel=channel, user=user, thread_ts=thread_ts, text=message.text,
+                                             blocks=message.blocks)
+
+
+def render(reply: Reply, question: str) -> Message:
+    """An answer gets quotes and buttons; everything else (commands, no-answers, errors) is plain text."""
+    if reply.kind is ReplyKind.ANSWER and reply.answer_id:
+        return answer_message(AnswerView.from_reply(reply, question))
+    return plain_message(reply.text)
+
+
+def build_slack_app(bot: Bot, settings: SlackSettings, mode: Mode = "http") -> SlackApp:
+    """The Slack app on a Bot (bot.runtime.build_bot); settings.check(mode) should have passed."""
+    return SlackApp(bot, settings, mode)
+
+
+def events_handler(slack: SlackApp) -> Callable[[web.Request], Awaitable[web.Response]]:
+    async def handle(request: web.Request) -> web.Response:
+        bolt_response = await slack.app.async_dispatch(await to_bolt_request(request))
+        return await to_aiohttp_response(bolt_response)
+    return handle
+
+
+def add_slack_routes(web_app: web.Application, slack: SlackApp, path: str = EVENTS_PATH) -> None:
+    """Events, slash commands and interactivity all arrive as signed POSTs at one URL (HTTP mode); in-progress
+    answers are given time to finish when the server shuts down."""
+    web_app.router.add_post(path, events_handler(slack))
+
+    async def finish_answers(_: web.Application) -> None:
+        await slack.drain()
+
+    web_app.on_shutdown.append(finish_answers)
+
+
+def socket_mode_handler(slack: SlackApp, settings: SlackSettings) -> AsyncSocketModeHandler:
+    """Socket Mode: the app connects out to Slack over a WebSocket (no public URL); needs SLACK_APP_TOKEN."""
+    if settings.slack_app_token is None:
+        raise ValueError("Socket Mode needs SLACK_APP_TOKEN")
+    return AsyncSocketModeHandler(slack.app, app_token=settings.slack_app_token.get_secret_value())

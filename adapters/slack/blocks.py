@@ -1,0 +1,220 @@
+"""Block Kit rendering of replies: the answer with its quotes (collapsed or expanded) and feedback buttons, plain
+replies, and the feedback-reason modal. Pure functions of the reply; no Web API calls here.
+
+Block Kit limits respected: a section's text is at most 3,000 characters, a message at most 50 blocks. A long
+quote is trimmed with "…" and a link to the source; citations beyond the block budget are listed as links
+("+N more sources"), never dropped silently.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from bot.conversations import AnswerRecord
+from bot.turns import Reply
+from rag.citations import Citation
+
+Block = dict[str, Any]
+
+ACTION_SHOW_QUOTES = "navibot_show_quotes"
+ACTION_HIDE_QUOTES = "navibot_hide_quotes"
+ACTION_FEEDBACK = "navibot_feedback"
+ACTION_REASON = "navibot_feedback_reason"
+VIEW_REASON = "navibot_feedback_reason_view"
+REASON_BLOCK = "reason"
+REASON_INPUT = "reason_input"
+HELPFUL, NOT_HELPFUL = "helpful", "not_helpful"
+
+SECTION_LIMIT = 3000  # characters of a section block's text
+MAX_BLOCKS = 50  # blocks in one message
+QUOTE_LIMIT = 2800  # characters of one quote shown, leaving room for the title line and the link
+FALLBACK_LIMIT = 3900  # the notification / screen-reader text; Slack truncates `text` far above this
+
+
+def escape(text: str) -> str:
+    """The three characters Slack's mrkdwn treats as control characters; everything else is shown as is."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _mrkdwn(text: str) -> str:
+    """Escaped answer text; Markdown bold (**x**, as language models write it) becomes Slack's *x*."""
+    return re.sub(r"\*\*(\S(?:.*?\S)?)\*\*", r"*\1*", escape(text))
+
+
+def split_text(text: str, limit: int = SECTION_LIMIT) -> list[str]:
+    """Pieces of at most `limit` characters, cut at paragraph, then line, then word boundaries."""
+    pieces: list[str] = []
+    rest = text.strip()
+    while len(rest) > limit:
+        window = rest[:limit]
+        cut = max(window.rfind("\n\n"), window.rfind("\n"))
+        if cut < limit // 2:
+            cut = window.rfind(" ")
+        if cut < limit // 2:
+            cut = limit
+        pieces.append(rest[:cut].rstrip())
+        rest = rest[cut:].lstrip()
+    if rest:
+        pieces.append(rest)
+    return pieces
+
+
+def _section(text: str) -> Block:
+    return {"type": "section", "text": {"type": "mrkdwn", "text": text}}
+
+
+def _sections(escaped_text: str) -> list[Block]:
+    return [_section(piece) for piece in split_text(escaped_text)] or [_section(" ")]
+
+
+def _trim(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit - 1].rstrip() + "…"
+
+
+def _is_web_link(url: str | None) -> bool:
+    return bool(url) and str(url).startswith(("https://", "http://"))
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    """What chat.postMessage / chat.update take: the fallback text and the blocks."""
+
+    text: str
+    blocks: list[Block] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class AnswerView:
+    """What an answer message shows; built from the fresh Reply or, for a button click, from the stored answer."""
+
+    answer_id: str
+    text: str
+    mood: str
+    citations: list[Citation]
+    question: str = ""
+    standalone: str = ""
+
+    @classmethod
+    def from_reply(cls, reply: Reply, question: str) -> AnswerView:
+        return cls(reply.answer_id or "", reply.text, reply.mood or "", list(reply.citations), question,
+                   reply.standalone_question or "")
+
+    @classmethod
+    def from_record(cls, record: AnswerRecord) -> AnswerView:
+        return cls(record.answer_id, record.answer, record.mood, list(record.citations), record.question,
+                   record.standalone)
+
+
+def plain_message(text: str) -> Message:
+    """Commands, no-answers, errors: the text, nothing to click."""
+    return Message(_trim(escape(text), FALLBACK_LIMIT), _sections(escape(text))[:MAX_BLOCKS])
+
+
+def _context_line(view: AnswerView) -> Block:
+    count = len(view.citations)
+    line = f"mood: {escape(view.mood)} · {count} source{'s' if count != 1 else ''}"
+    if view.standalone and " ".join(view.standalone.split()).lower() != " ".join(view.question.split()).lower():
+        # A rewritten follow-up: say how it was understood, so a misunderstanding shows before it is read aloud.
+        line += f" · understood as: _{escape(_trim(view.standalone, 500))}_"
+    return {"type": "context", "elements": [{"type": "mrkdwn", "text": line}]}
+
+
+def _citation_block(citation: Citation) -> Block:
+    """One citation as a rich_text block: the quote is a rich_text_quote of plain text elements, so the source's
+    words arrive verbatim (no mrkdwn escaping or interpretation)."""
+    header: list[Block] = [{"type": "text", "text": f"[{citation.number}] ", "style": {"bold": True}}]
+    title = _trim(citation.title or citation.doc_id, 300)
+    if _is_web_link(citation.url):
+        header.append({"type": "link", "url": citation.url, "text": title, "style": {"bold": True}})
+    else:
+        header.append({"type": "text", "text": title, "style": {"bold": True}})
+    where = " › ".join(citation.heading_path)
+    if citation.page:
+        where = f"{where} (page {citation.page})" if where else f"page {citation.page}"
+    if where:
+        header.append({"type": "text", "text": "\n" + _trim(where, 500), "style": {"italic": True}})
+    quote: list[Block] = [{"type": "text", "text": _trim(citation.quote, QUOTE_LIMIT)}]
+    if len(citation.quote) > QUOTE_LIMIT:
+        if _is_web_link(citation.url):
+            quote.append({"type": "text", "text": " "})
+            quote.append({"type": "link", "url": citation.url, "text": "read the rest at the source"})
+        else:
+            quote.append({"type": "text", "text": f" (the rest is in {citation.title or citation.doc_id})"})
+    return {"type": "rich_text", "elements": [{"type": "rich_text_section", "elements": header},
+                                              {"type": "rich_text_quote", "elements": quote}]}
+
+
+def _more_sources(rest: list[Citation]) -> Block:
+    """Citations beyond the block budget, as links in one section (within its 3,000 characters)."""
+    head = f"+{len(rest)} more source{'s' if len(rest) != 1 else ''}: "
+    parts: list[str] = []
+    for c in rest:
+        label = escape(_trim(f"[{c.number}] {c.title or c.doc_id}", 150)).replace("|", "¦")
+        parts.append(f"<{c.url}|{label}>" if _is_web_link(c.url) and len(c.url or "") < 1000 else label)
+    text = head
+    for i, part in enumerate(parts):
+        candidate = text + (", " if i else "") + part
+        if len(candidate) > SECTION_LIMIT - 60:
+            text += f", … ({len(parts) - i} more not listed here)"
+            break
+        text = candidate
+    return _section(text)
+
+
+def _buttons(view: AnswerView, expanded: bool) -> list[Block]:
+    toggle = ({"type": "button", "action_id": ACTION_HIDE_QUOTES, "text": {"type": "plain_text", "text": "Hide quotes"},
+               "value": view.answer_id} if expanded else
+              {"type": "button", "action_id": ACTION_SHOW_QUOTES, "value": view.answer_id,
+               "text": {"type": "plain_text", "text": f"Show quotes ({len(view.citations)})"}})
+    feedback = {"type": "feedback_buttons", "action_id": ACTION_FEEDBACK,
+                "positive_button": {"text": {"type": "plain_text", "text": "👍"}, "value": f"{HELPFUL}:{view.answer_id}",
+                                    "accessibility_label": "This answer was helpful"},
+                "negative_button": {"text": {"type": "plain_text", "text": "👎"},
+                                    "value": f"{NOT_HELPFUL}:{view.answer_id}",
+                                    "accessibility_label": "This answer was not helpful"}}
+    return [{"type": "actions", "elements": [toggle]}, {"type": "context_actions", "elements": [feedback]}]
+
+
+def answer_message(view: AnswerView, expanded: bool = False) -> Message:
+    """The concise answer, a context line (mood, number of sources), the quotes when expanded, the toggle button
+    and the feedback buttons."""
+    answer = _sections(_mrkdwn(view.text))
+    context = _context_line(view)
+    buttons = _buttons(view, expanded)
+    quotes: list[Block] = []
+    if expanded and view.citations:
+        budget = MAX_BLOCKS - len(answer) - 1 - len(buttons)
+        shown = view.citations if len(view.citations) <= budget else view.citations[:budget - 1]
+        quotes = [_citation_block(c) for c in shown]
+        if len(shown) < len(view.citations):
+            quotes.append(_more_sources(view.citations[len(shown):]))
+    sources = "; ".join(f"[{c.number}] {c.title}" for c in view.citations)
+    fallback = _trim(escape(f"{view.text}\nSources: {sources}" if sources else view.text), FALLBACK_LIMIT)
+    return Message(fallback, [*answer, context, *quotes, *buttons])
+
+
+def feedback_confirmation(helpful: bool, answer_id: str) -> Message:
+    """Shown only to the person who clicked; a 👎 offers a reason."""
+    if helpful:
+        return plain_message("Thanks, your 👍 is saved.")
+    text = "Thanks, your 👎 is saved. What was wrong? A reason helps whoever reviews the answers (optional)."
+    return Message(text, [_section(escape(text)), {"type": "actions", "elements": [
+        {"type": "button", "action_id": ACTION_REASON, "value": answer_id,
+         "text": {"type": "plain_text", "text": "Add a reason"}}]}])
+
+
+def reason_modal(private_metadata: str, max_chars: int) -> dict[str, Any]:
+    """The modal asking why an answer did not help; private_metadata carries the answer and where to confirm."""
+    return {
+        "type": "modal", "callback_id": VIEW_REASON, "private_metadata": private_metadata,
+        "title": {"type": "plain_text", "text": "Why not helpful?"},
+        "submit": {"type": "plain_text", "text": "Save"},
+        "close": {"type": "plain_text", "text": "Cancel"},
+        "blocks": [{"type": "input", "block_id": REASON_BLOCK,
+                    "label": {"type": "plain_text", "text": "What was wrong with the answer?"},
+                    "hint": {"type": "plain_text", "text": "e.g. wrong program cited, out of date, did not answer"},
+                    "element": {"type": "plain_text_input", "action_id": REASON_INPUT, "multiline": True,
+                                "max_length": max_chars}}],
+    }
