@@ -1,0 +1,407 @@
+"""Gemini and Cohere through their real SDK clients (google-genai, cohere ClientV2) against local fake servers:
+answers, rewriting, embeddings, rerank, failover across endpoints, the turn deadline and every fallback; the
+settings that switch them on, and the wiring through `build_bot`, the turn handler and `navibot ask`."""
+
+from __future__ import annotations
+
+import json
+import logging
+import random
+import re
+import time
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pydantic import ValidationError
+
+from bot.cli import demo_kb_path, main
+from bot.providers import make_answerer, make_embedder
+from bot.runtime import Core, build_bot, build_core
+from bot.settings import Settings
+from bot.turns import ReplyKind, Turn
+from rag.answering import UNAVAILABLE_NOTICE, FallbackAnswerer
+from rag.engine import Engine
+from rag.extractive import ExtractiveAnswerer
+from rag.moods import MoodBook
+from rag.providers.cohere import CohereEmbedder, CohereReranker, cohere_failover
+from rag.providers.failover import ProviderUnavailable, RequestRejected
+from rag.providers.gemini import (
+    GeminiAnswerer,
+    GeminiEmbedder,
+    GeminiRewriter,
+    gemini_failover,
+)
+from rag.rewrite import Exchange, HeuristicRewriter
+from rag.store import EmbeddingMismatch
+from tests.fake_models import FakeCohere, FakeGemini, FakeServer, overlap
+
+STUDENTS = "Can college students get SNAP?"
+WORK = "what if they work 20 hours a week?"
+MOOD = MoodBook().resolve(None)
+KEY = "test-key-do-not-log"
+
+
+class InOrder(random.Random):
+    """Endpoints in the order configured, so a test knows which one is tried first."""
+
+    def sample(self, population: Sequence[Any], k: int, **_: Any) -> list[Any]:  # type: ignore[override]
+        return list(population)[:k]
+
+
+def _started(server: FakeServer) -> Iterator[FakeServer]:
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def gemini_a() -> Iterator[FakeServer]:
+    yield from _started(FakeGemini())
+
+
+@pytest.fixture(scope="module")
+def gemini_b() -> Iterator[FakeServer]:
+    yield from _started(FakeGemini())
+
+
+@pytest.fixture(scope="module")
+def cohere_a() -> Iterator[FakeServer]:
+    yield from _started(FakeCohere())
+
+
+@pytest.fixture(autouse=True)
+def _fresh_fakes(request: pytest.FixtureRequest) -> None:
+    for name in ("gemini_a", "gemini_b", "cohere_a"):
+        if name in request.fixturenames:
+            request.getfixturevalue(name).reset()
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Core]:
+    """The demo knowledge base with the offline embedder: generation and rerank are tested on it."""
+    folder = tmp_path_factory.mktemp("demo")
+    core = build_core(Settings(_env_file=None, data_dir=folder), folder / "knowledge.sqlite3")  # type: ignore[call-arg]
+    core.ingestor.ingest_paths([demo_kb_path()])
+    yield core
+    core.close()
+
+
+def gemini_engine(core: Core, servers: Sequence[FakeServer], timeout: float = 5.0,
+                  deadline: float | None = 12.0) -> Engine:
+    failover = gemini_failover([KEY], [s.url for s in servers], timeout, rng=InOrder())
+    answerer = FallbackAnswerer(GeminiAnswerer(failover, "gemini-2.5-flash"), ExtractiveAnswerer(core.embedder))
+    return Engine(core.retriever, HeuristicRewriter(), answerer, turn_deadline_seconds=deadline)
+
+
+def reply_citing(*ids: str, text: str = "Most students need an exemption [1].") -> Any:
+    return lambda body: json.dumps({"answer": text, "citations": list(ids)})
+
+
+# --- settings -----------------------------------------------------------------------------------------------------
+
+def test_a_provider_selected_without_a_key_is_refused_in_one_line(monkeypatch: pytest.MonkeyPatch,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("NAVIBOT_LLM", "gemini")
+    assert main(["ask", STUDENTS]) == 2
+    err = capsys.readouterr().err
+    assert err == ("navibot: invalid setting: NAVIBOT_GEMINI_API_KEYS: Value error, NAVIBOT_LLM=gemini needs at "
+                   "least one Gemini API key (comma-separated)\n")
+    monkeypatch.setenv("NAVIBOT_LLM", "offline")
+    monkeypatch.setenv("NAVIBOT_RERANK", "cohere")
+    with pytest.raises(ValidationError, match="NAVIBOT_RERANK=cohere needs at least one Cohere API key"):
+        Settings()
+
+
+def test_keys_and_endpoints_are_comma_separated_and_keys_stay_secret(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("NAVIBOT_LLM", "gemini")
+    monkeypatch.setenv("NAVIBOT_GEMINI_API_KEYS", f"{KEY}, second-key")
+    monkeypatch.setenv("NAVIBOT_GEMINI_BASE_URLS", "https://eu.example, https://us.example")
+    settings = Settings()
+    assert [k.get_secret_value() for k in settings.gemini_api_keys] == [KEY, "second-key"]
+    assert settings.gemini_base_urls == ["https://eu.example", "https://us.example"]
+    assert KEY not in repr(settings) and settings.turn_deadline_seconds == 12.0
+    failover = gemini_failover([KEY, "second-key"], settings.gemini_base_urls, 1.0)
+    labels = [e.label for e in failover.endpoints]
+    assert labels == ["gemini@eu.example#key1", "gemini@eu.example#key2", "gemini@us.example#key1",
+                      "gemini@us.example#key2"]
+    monkeypatch.setenv("NAVIBOT_GEMINI_BASE_URLS", "eu.example")
+    with pytest.raises(ValidationError, match="not an http"):
+        Settings()
+
+
+# --- generated answers --------------------------------------------------------------------------------------------
+
+def test_gemini_answers_through_build_bot_and_the_turn_handler(demo: Core, gemini_a: FakeGemini,
+                                                                tmp_path: Path) -> None:
+    settings = Settings(llm="gemini", gemini_api_keys=[KEY], gemini_base_urls=[gemini_a.url])  # type: ignore[arg-type]
+    bot = build_bot(settings, demo.store.path, tmp_path / "conversations.sqlite3")  # type: ignore[attr-defined]
+    try:
+        turn = Turn("slack", "T1", "C1", "th1", "U1", STUDENTS, "ev1")
+        reply = bot.handler.handle(turn)
+        assert reply.kind is ReplyKind.ANSWER, reply.text
+        assert reply.text.endswith("[1]") and UNAVAILABLE_NOTICE not in reply.text
+        assert reply.text.removesuffix(" [1]") in reply.citations[0].quote  # the fake's sentence, verbatim
+        [call] = gemini_a.calls
+        assert call.path == "/v1/models/gemini-2.5-flash:generateContent" and call.headers["x-goog-api-key"] == KEY
+        config = call.body["generationConfig"]
+        assert config["temperature"] == 0 and config["responseMimeType"] == "application/json"
+        assert set(config["responseSchema"]["properties"]) == {"answer", "citations"}
+        assert "ONLY the documents" in call.body["systemInstruction"]["parts"][0]["text"]
+        documents = call.body["contents"][0]["parts"][0]["text"]
+        ranks = [int(r) for r in re.findall(r'<document rank="(\d+)"', documents)]
+        assert ranks == sorted(ranks, reverse=True) and ranks[-1] == 1  # the most relevant last
+        last = [p["text"] for p in call.body["contents"][-1]["parts"]]
+        assert last[0].startswith("Answer format for the next question: " + MOOD.instructions)
+        assert last[1] == f"Question: {STUDENTS}"
+
+        # A follow-up: Gemini rewrites it (with the history), then answers with the history as turns.
+        gemini_a.reset()
+        follow = bot.handler.handle(Turn("slack", "T1", "C1", "th1", "U1", WORK, "ev2"))
+        assert follow.kind is ReplyKind.ANSWER
+        assert follow.standalone_question == f"{WORK} (about: {STUDENTS})"
+        rewrite, answer = gemini_a.calls
+        assert rewrite.path == "/v1/models/gemini-2.5-flash-lite:generateContent"
+        assert f"Navigator: {STUDENTS}" in FakeGemini.text_of(rewrite.body)
+        roles = [c["role"] for c in answer.body["contents"]]
+        assert roles == ["user", "model", "user", "model", "user"]
+        assert answer.body["contents"][2]["parts"][0]["text"] == STUDENTS  # history between documents and question
+    finally:
+        bot.close()
+
+
+def test_navibot_ask_with_gemini_from_the_environment(gemini_a: FakeGemini, monkeypatch: pytest.MonkeyPatch,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("NAVIBOT_LLM", "gemini")
+    monkeypatch.setenv("NAVIBOT_GEMINI_API_KEYS", KEY)
+    monkeypatch.setenv("NAVIBOT_GEMINI_BASE_URLS", gemini_a.url)
+    assert main(["ask", STUDENTS]) == 0
+    out = capsys.readouterr().out
+    assert "[1] SNAP for college students" in out and UNAVAILABLE_NOTICE not in out
+    assert [c.path for c in gemini_a.calls] == ["/v1/models/gemini-2.5-flash:generateContent"]
+
+
+def test_429_moves_to_the_next_endpoint(demo: Core, gemini_a: FakeGemini, gemini_b: FakeGemini) -> None:
+    gemini_a.fail_next = [429]
+    outcome = gemini_engine(demo, [gemini_a, gemini_b]).answer(STUDENTS, [], MOOD)
+    assert outcome.kind == "answer" and outcome.fallbacks == []
+    assert len(gemini_a.calls) == 1 and len(gemini_b.calls) == 1
+    assert UNAVAILABLE_NOTICE not in outcome.text
+
+
+def test_503_everywhere_gives_the_extractive_answer_with_a_notice(demo: Core, gemini_a: FakeGemini,
+                                                                 gemini_b: FakeGemini,
+                                                                 caplog: pytest.LogCaptureFixture) -> None:
+    gemini_a.status = gemini_b.status = 503
+    with caplog.at_level(logging.INFO):
+        outcome = gemini_engine(demo, [gemini_a, gemini_b]).answer(STUDENTS, [], MOOD)
+    assert outcome.kind == "answer" and outcome.citations
+    assert outcome.text.endswith("\n" + UNAVAILABLE_NOTICE)
+    assert len(gemini_a.calls) == 1 and len(gemini_b.calls) == 1  # each endpoint once, no SDK retries
+    [fallback] = outcome.fallbacks
+    assert fallback.startswith("generate: gemini generate failed:") and "HTTP 503" in fallback
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(warnings) == 1 and warnings[0].startswith("fallback in generate:")
+    assert KEY not in caplog.text
+
+
+def test_a_request_refused_with_400_is_not_retried_elsewhere(demo: Core, gemini_a: FakeGemini,
+                                                             gemini_b: FakeGemini) -> None:
+    gemini_a.status = 400
+    outcome = gemini_engine(demo, [gemini_a, gemini_b]).answer(STUDENTS, [], MOOD)
+    assert len(gemini_a.calls) == 1 and gemini_b.calls == []
+    assert outcome.text.endswith(UNAVAILABLE_NOTICE) and "refused" in outcome.fallbacks[0]
+    failover = gemini_failover([KEY], [gemini_a.url], 5.0)
+    with pytest.raises(RequestRejected, match="HTTP 400 INVALID_ARGUMENT"):
+        GeminiEmbedder(failover).failover.call("x", lambda client, t: client.models.generate_content(
+            model="m", contents="hi"))
+
+
+def test_an_unknown_citation_is_dropped_and_none_left_means_no_answer(demo: Core, gemini_a: FakeGemini) -> None:
+    engine = gemini_engine(demo, [gemini_a])
+    hits = demo.retriever.search(STUDENTS, k=5)
+    real = hits[0].chunk.subchunks[0].sub_id
+    gemini_a.reply = reply_citing("made-up.7", real, text="Unknown claim [1]. Real claim [2].")
+    outcome = engine.answer(STUDENTS, [], MOOD)
+    assert outcome.kind == "answer" and [c.sub_id for c in outcome.citations] == [real]
+    assert outcome.text == "Unknown claim. Real claim [1]."
+    gemini_a.reply = reply_citing("made-up.7")
+    outcome = engine.answer(STUDENTS, [], MOOD)
+    assert outcome.kind == "no_answer" and outcome.citations == [] and outcome.fallbacks == []
+
+
+def test_a_reply_without_citations_is_a_no_answer(demo: Core, gemini_a: FakeGemini) -> None:
+    gemini_a.reply = reply_citing(text="I could not find this in the knowledge base.")
+    outcome = gemini_engine(demo, [gemini_a]).answer(STUDENTS, [], MOOD)
+    assert outcome.kind == "no_answer" and outcome.text.startswith("I couldn't find this in the knowledge base.")
+
+
+def test_malformed_json_is_a_failed_generation(demo: Core, gemini_a: FakeGemini, gemini_b: FakeGemini) -> None:
+    gemini_a.reply = lambda body: '{"answer": "Students can [1'  # cut off
+    outcome = gemini_engine(demo, [gemini_a, gemini_b]).answer(STUDENTS, [], MOOD)
+    assert outcome.kind == "answer" and outcome.fallbacks == [] and len(gemini_b.calls) == 1
+    gemini_b.reply = lambda body: "not json at all"
+    outcome = gemini_engine(demo, [gemini_a, gemini_b]).answer(STUDENTS, [], MOOD)
+    assert outcome.text.endswith(UNAVAILABLE_NOTICE) and "malformed JSON" in outcome.fallbacks[0]
+
+
+def test_the_turn_deadline_bounds_slow_endpoints(demo: Core, gemini_a: FakeGemini, gemini_b: FakeGemini) -> None:
+    gemini_a.delay = gemini_b.delay = 5.0
+    engine = gemini_engine(demo, [gemini_a, gemini_b], timeout=0.6, deadline=0.8)
+    started = time.monotonic()
+    outcome = engine.answer(STUDENTS, [], MOOD)
+    elapsed = time.monotonic() - started
+    # 0.6 s on the first endpoint, what is left of the 0.8 s on the second (not another 0.6 s), then the
+    # extractive answer.
+    assert 0.75 < elapsed < 1.1, elapsed
+    assert outcome.kind == "answer" and outcome.text.endswith(UNAVAILABLE_NOTICE)
+    assert "timed out" in outcome.fallbacks[0]
+    assert len(gemini_a.calls) == 1 and len(gemini_b.calls) == 1
+
+
+def test_a_spent_deadline_starts_no_call(demo: Core, gemini_a: FakeGemini) -> None:
+    outcome = gemini_engine(demo, [gemini_a], deadline=0.0).answer(STUDENTS, [], MOOD)
+    assert gemini_a.calls == [] and "deadline passed" in outcome.fallbacks[0]
+    assert outcome.text.endswith(UNAVAILABLE_NOTICE)
+
+
+# --- rewriting ----------------------------------------------------------------------------------------------------
+
+def test_rewrite_failure_falls_back_to_the_offline_rewriter(gemini_a: FakeGemini) -> None:
+    offline = HeuristicRewriter()
+    rewriter = GeminiRewriter(gemini_failover([KEY], [gemini_a.url], 5.0), "gemini-2.5-flash-lite", offline)
+    history = [Exchange(STUDENTS, "Most students need an exemption.", STUDENTS)]
+    assert rewriter.rewrite(STUDENTS, []).standalone == STUDENTS and gemini_a.calls == []  # nothing to rewrite
+    gemini_a.rewrite_reply = lambda body: json.dumps({"question": "Can students who work get SNAP?"})
+    assert rewriter.rewrite(WORK, history).standalone == "Can students who work get SNAP?"
+    gemini_a.status = 503
+    assert rewriter.rewrite(WORK, history) == offline.rewrite(WORK, history)
+    gemini_a.status, gemini_a.rewrite_reply = None, (lambda body: json.dumps({"question": " "}))
+    assert rewriter.rewrite(WORK, history) == offline.rewrite(WORK, history)
+
+
+# --- embeddings ---------------------------------------------------------------------------------------------------
+
+def test_gemini_embeddings_use_task_types_dimension_and_batches(gemini_a: FakeGemini) -> None:
+    embedder = GeminiEmbedder(gemini_failover([KEY], [gemini_a.url], 5.0), dim=256)
+    vectors = embedder.embed_documents([f"paragraph {i} about snap" for i in range(250)])
+    assert vectors.shape == (250, 256) and abs(float((vectors**2).sum(axis=1).max()) - 1.0) < 1e-5
+    assert [len(c.body["requests"]) for c in gemini_a.calls] == [100, 100, 50]
+    assert {r["taskType"] for r in gemini_a.calls[0].body["requests"]} == {"RETRIEVAL_DOCUMENT"}
+    assert gemini_a.calls[0].body["requests"][0]["outputDimensionality"] == 256
+    query = embedder.embed_query("snap students")
+    assert query.shape == (256,) and gemini_a.calls[-1].body["requests"][0]["taskType"] == "RETRIEVAL_QUERY"
+    assert embedder.name == "gemini/gemini-embedding-001-256"
+
+
+def test_cohere_embeddings_use_input_types_and_batches_of_96(cohere_a: FakeCohere) -> None:
+    embedder = CohereEmbedder(cohere_failover([KEY], [cohere_a.url], 5.0), dim=512)
+    vectors = embedder.embed_documents([f"text {i}" for i in range(200)])
+    assert vectors.shape == (200, 512)
+    assert [len(c.body["texts"]) for c in cohere_a.calls] == [96, 96, 8]
+    body = cohere_a.calls[0].body
+    assert body["input_type"] == "search_document" and body["embedding_types"] == ["float"]
+    assert body["output_dimension"] == 512 and body["model"] == "embed-v4.0"
+    assert cohere_a.calls[0].headers["Authorization"] == f"Bearer {KEY}"
+    embedder.embed_query("snap")
+    assert cohere_a.calls[-1].body["input_type"] == "search_query"
+
+
+def test_query_embedding_failure_falls_back_to_lexical_search(cohere_a: FakeCohere, tmp_path: Path,
+                                                              kb: Path) -> None:
+    settings = Settings(embedder="cohere", cohere_api_keys=[KEY], cohere_base_urls=[cohere_a.url],  # type: ignore[arg-type]
+                        cohere_embed_dim=256)
+    core = build_core(settings, tmp_path / "cohere.sqlite3")
+    try:
+        assert core.ingestor.ingest_paths([kb]).ingested
+        engine = Engine(core.retriever, HeuristicRewriter(), make_answerer(settings, core.embedder))
+        with_vectors = engine.answer("Who is a student for SNAP?", [], MOOD)
+        assert with_vectors.kind == "answer" and with_vectors.fallbacks == []
+        assert with_vectors.hits[0].vector_rank is not None
+        cohere_a.status = 503
+        lexical = engine.answer("Who is a student for SNAP?", [], MOOD)
+        assert lexical.hits and all(h.vector_rank is None for h in lexical.hits)
+        assert lexical.hits[0].chunk.title == "SNAP for college students"
+        assert [f.split(":")[0] for f in lexical.fallbacks] == ["embed"]
+    finally:
+        core.close()
+
+
+def test_a_store_built_with_another_embedder_says_how_to_fix_it(cohere_a: FakeCohere, tmp_path: Path, kb: Path,
+                                                                monkeypatch: pytest.MonkeyPatch,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    store = tmp_path / "built-offline.sqlite3"
+    offline = build_core(Settings(), store)
+    offline.ingestor.ingest_paths([kb])
+    offline.close()
+    settings = Settings(embedder="cohere", cohere_api_keys=[KEY], cohere_base_urls=[cohere_a.url])  # type: ignore[arg-type]
+    with pytest.raises(EmbeddingMismatch) as caught:
+        build_core(settings, store)
+    message = str(caught.value)
+    assert "built with embedding model wordllama/l2_supercat-256" in message
+    assert "cohere/embed-v4.0-1536" in message and "re-ingest" in message
+    assert "set NAVIBOT_EMBEDDER (and its model and dimension settings) back" in message
+    monkeypatch.setenv("NAVIBOT_EMBEDDER", "cohere")
+    monkeypatch.setenv("NAVIBOT_COHERE_API_KEYS", KEY)
+    monkeypatch.setenv("NAVIBOT_COHERE_BASE_URLS", cohere_a.url)
+    assert main(["search", "--store", str(store), "students"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("navibot: the knowledge store") and "NAVIBOT_EMBEDDER" in err
+    assert cohere_a.calls == []  # refused before any query
+
+
+def test_gemini_embedder_is_wired_from_settings(gemini_a: FakeGemini, tmp_path: Path, kb: Path) -> None:
+    settings = Settings(embedder="gemini", gemini_api_keys=[KEY], gemini_base_urls=[gemini_a.url],  # type: ignore[arg-type]
+                        gemini_embed_dim=128)
+    assert make_embedder(settings).name == "gemini/gemini-embedding-001-128"
+    core = build_core(settings, tmp_path / "gemini.sqlite3")
+    try:
+        core.ingestor.ingest_paths([kb])
+        hits = core.retriever.search("Who is a student for SNAP?")
+        assert hits[0].chunk.title == "SNAP for college students" and hits[0].vector_rank is not None
+    finally:
+        core.close()
+    answerer = make_answerer(settings, core.embedder)  # offline answers score sentences with the bundled model
+    assert isinstance(answerer, ExtractiveAnswerer) and answerer.embedder.name.startswith("wordllama/")
+
+
+# --- rerank -------------------------------------------------------------------------------------------------------
+
+def test_cohere_reranks_the_fused_candidates(demo: Core, cohere_a: FakeCohere, tmp_path: Path) -> None:
+    settings = Settings(rerank="cohere", cohere_api_keys=[KEY], cohere_base_urls=[cohere_a.url],  # type: ignore[arg-type]
+                        rerank_candidates=20)
+    bot = build_bot(settings, demo.store.path, tmp_path / "c.sqlite3")  # type: ignore[attr-defined]
+    try:
+        outcome = bot.engine.answer(STUDENTS, [], MOOD)
+        [call] = cohere_a.calls
+        assert call.path == "/v2/rerank" and call.body["model"] == "rerank-v3.5"
+        assert len(call.body["documents"]) == 20 and call.body["top_n"] == 5
+        scores = [h.rerank_score for h in outcome.hits]
+        assert None not in scores and scores == sorted(scores, reverse=True)  # type: ignore[type-var]
+        fused = demo.retriever.search(STUDENTS, k=20)
+        assert call.body["documents"][0].startswith(fused[0].chunk.heading_text + "\n\n")
+        expected = sorted(fused, key=lambda h: -fake_rerank_score(STUDENTS, h))[:5]
+        assert [h.chunk.chunk_id for h in outcome.hits] == [h.chunk.chunk_id for h in expected]
+        assert "rerank" in outcome.timings_ms and outcome.fallbacks == []
+    finally:
+        bot.close()
+
+
+def fake_rerank_score(query: str, hit: Any) -> float:
+    """What the fake Cohere scores a candidate (the share of the query's words in the document sent)."""
+    return overlap(query, f"{hit.chunk.heading_text}\n\n{hit.chunk.text}"[:6000])
+
+
+def test_rerank_failure_keeps_the_fused_order(demo: Core, cohere_a: FakeCohere) -> None:
+    cohere_a.status = 500
+    reranker = CohereReranker(cohere_failover([KEY], [cohere_a.url], 5.0))
+    engine = Engine(demo.retriever, HeuristicRewriter(), ExtractiveAnswerer(demo.embedder), reranker=reranker,
+                    rerank_candidates=20)
+    outcome = engine.answer(STUDENTS, [], MOOD)
+    fused = demo.retriever.search(STUDENTS, k=20)[:5]
+    assert [h.chunk.chunk_id for h in outcome.hits] == [h.chunk.chunk_id for h in fused]
+    assert all(h.rerank_score is None for h in outcome.hits) and outcome.kind == "answer"
+    assert outcome.fallbacks[0].startswith("rerank: cohere rerank failed") and "HTTP 500" in outcome.fallbacks[0]
+    with pytest.raises(ProviderUnavailable):
+        reranker.rerank(STUDENTS, fused, 5)
