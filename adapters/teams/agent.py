@@ -271,6 +271,7 @@ TEAMS_BOT = web.AppKey("navibot_teams_bot", TeamsBot)
 def add_teams_routes(app: web.Application, bot: Bot, settings: TeamsSettings,
                      path: str = MESSAGES_PATH) -> TeamsBot:
     """Mounts the Teams endpoint on `app`; logs at start-up what an admin must know (anonymous mode, empty store)."""
+    settings.check_credentials()
     teams = TeamsBot(bot, settings)
     handler: Callable[[web.Request], Awaitable[web.StreamResponse]] = teams.handle_request
     if settings.anonymous:

@@ -3,7 +3,7 @@
 The bot's Azure identity (client id, secret, tenant) is mapped in code to the Agents SDK's own connection
 configuration (`CONNECTIONS__SERVICE_CONNECTION__SETTINGS__…`), so an admin sets one family of names. With none of
 the three set the bot runs in local anonymous mode (for the Microsoft 365 Agents Playground); a partial set is
-refused at start-up rather than silently running unauthenticated.
+refused at start-up (`check_credentials`) rather than silently running unauthenticated.
 """
 
 from __future__ import annotations
@@ -44,17 +44,22 @@ class TeamsSettings(BaseSettings):
                                                        "(the bot itself needs none).")
 
     @model_validator(mode="after")
-    def _all_or_nothing(self) -> TeamsSettings:
-        given = {name: bool(value) for name, value in (("CLIENT_ID", self.client_id.strip()),
-                                                        ("CLIENT_SECRET", self.client_secret.get_secret_value()),
-                                                        ("TENANT_ID", self.tenant_id.strip()))}
-        if any(given.values()) and not all(given.values()):
-            missing = ", ".join(ENV_PREFIX + name for name, ok in given.items() if not ok)
-            raise ValueError(f"set all three of the bot's credentials or none (local anonymous mode); missing: {missing}")
-        for name, value in (("CLIENT_ID", self.client_id), ("TENANT_ID", self.tenant_id)):
-            if value and not GUID.match(value.strip()):
+    def _guids(self) -> TeamsSettings:
+        for name, value in (("CLIENT_ID", self.client_id), ("TENANT_ID", self.tenant_id), ("APP_ID", self.app_id)):
+            if value.strip() and not GUID.match(value.strip()):
                 raise ValueError(f"{ENV_PREFIX}{name} must be a GUID like 00000000-0000-0000-0000-000000000000")
         return self
+
+    def check_credentials(self) -> None:
+        """To run the bot: all three credentials, or none (local anonymous mode). A partial set is refused rather
+        than silently running unauthenticated. (Building the package needs only the client id.)"""
+        given = {"CLIENT_ID": bool(self.client_id.strip()),
+                 "CLIENT_SECRET": bool(self.client_secret.get_secret_value()),
+                 "TENANT_ID": bool(self.tenant_id.strip())}
+        if any(given.values()) and not all(given.values()):
+            missing = ", ".join(ENV_PREFIX + name for name, ok in given.items() if not ok)
+            raise UserError(f"set all three of the bot's credentials, or none for local anonymous mode; missing: "
+                            f"{missing}")
 
     @property
     def anonymous(self) -> bool:
