@@ -2,7 +2,8 @@
 
 Each fake runs an aiohttp server on 127.0.0.1 (random port) in a background thread. Tests steer it with plain
 attributes: `status` (answer every call with this HTTP error), `fail_next` (errors for the next calls, in order),
-`delay` (seconds before replying), `reply` (a function from the request to the model's text, for Gemini).
+`delay` (seconds before replying; `delays` adds more per path ending, e.g. {":generateContent": 0.2}),
+`reply` (a function from the request to the model's text, for Gemini).
 Every request is recorded (`calls`) so tests can assert what the SDK actually sent.
 
 Gemini:  POST /v1/models/{model}:generateContent and :batchEmbedContents (google-genai 3 calls v1; v1beta too)
@@ -55,6 +56,7 @@ class FakeServer:
         self.status: int | None = None
         self.fail_next: list[int] = []
         self.delay = 0.0
+        self.delays: dict[str, float] = {}
         self.url = ""
         self._loop = asyncio.new_event_loop()
         self._stopping: asyncio.Event | None = None
@@ -93,7 +95,7 @@ class FakeServer:
 
     def reset(self) -> None:
         self.calls.clear()
-        self.status, self.fail_next, self.delay = None, [], 0.0
+        self.status, self.fail_next, self.delay, self.delays = None, [], 0.0, {}
 
     def paths(self) -> list[str]:
         return [c.path for c in self.calls]
@@ -102,10 +104,11 @@ class FakeServer:
         """Record the call; wait `delay`; the scripted error response, if any."""
         body = await request.json()
         self.calls.append(Call(request.path, body, dict(request.headers)))
-        if self.delay:
+        delay = self.delay + sum(s for end, s in self.delays.items() if request.path.endswith(end))
+        if delay:
             assert self._stopping is not None
             try:
-                await asyncio.wait_for(self._stopping.wait(), self.delay)
+                await asyncio.wait_for(self._stopping.wait(), delay)
             except TimeoutError:
                 pass
         status = self.fail_next.pop(0) if self.fail_next else self.status

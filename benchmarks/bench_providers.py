@@ -1,0 +1,149 @@
+"""The time the bot adds around the model providers' calls, per stage of a turn.
+
+    python benchmarks/bench_providers.py [--write]
+
+Fake Gemini and Cohere servers (tests/fake_models.py, on 127.0.0.1) answer after a fixed delay: 200 ms for a
+generation (answer or rewrite), 30 ms for an embedding, 50 ms for a rerank. Turns go through the turn handler on
+the bundled demo knowledge base with NAVIBOT_LLM=gemini, NAVIBOT_EMBEDDER=gemini and NAVIBOT_RERANK=cohere, driven
+by the real google-genai and cohere clients. For each stage, the time added by the bot is the stage's time minus
+the fake's delay for the calls made in it: prompt building, the SDK's request and response handling, the local
+HTTP round trip, retrieval itself, the citation rail.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import platform
+import statistics
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from benchmarks.results_file import write_section
+from bot.cli import demo_kb_path
+from bot.runtime import build_bot
+from bot.settings import Settings
+from bot.turns import ReplyKind, Turn
+from rag.engine import Outcome
+from tests.fake_models import FakeCohere, FakeGemini
+
+GENERATE_MS, EMBED_MS, RERANK_MS = 200.0, 30.0, 50.0
+FIRST = ["Can college students get SNAP?", "What is the SNAP gross income limit?", "Who qualifies for Medicaid?",
+         "How often do I renew Medicaid?", "Who can get WIC?", "How much is the Child Tax Credit?",
+         "Can I get the EITC without children?", "How do I apply for LIHEAP?", "How much is SSI a month?",
+         "How long does unemployment last?", "Does CHIP cover pregnant teens?", "Can a green card holder get SNAP?"]
+FOLLOW = ["what if they work 20 hours a week?", "how do I apply?", "and for a family of four?"]
+
+
+def p95(values: list[float]) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
+
+
+def run(threads: int) -> tuple[dict[str, list[float]], dict[str, list[float]], list[float], dict[str, int]]:
+    gemini, cohere = FakeGemini().start(), FakeCohere().start()
+    try:
+        with tempfile.TemporaryDirectory(prefix="navibot-bench-providers-") as tmp:
+            settings = Settings(_env_file=None, data_dir=Path(tmp), llm="gemini", embedder="gemini",  # type: ignore[call-arg]
+                                rerank="cohere", gemini_api_keys=["bench"], gemini_base_urls=[gemini.url],
+                                cohere_api_keys=["bench"], cohere_base_urls=[cohere.url])
+            bot = build_bot(settings)
+            try:
+                bot.core.ingestor.ingest_paths([demo_kb_path()])
+                gemini.reset()
+                cohere.reset()
+                gemini.delays = {":generateContent": GENERATE_MS / 1000, ":batchEmbedContents": EMBED_MS / 1000}
+                cohere.delays = {"/v2/rerank": RERANK_MS / 1000}
+                outcomes: list[Outcome] = []
+                answer = bot.engine.answer
+
+                def recording(*args: Any, **kwargs: Any) -> Outcome:
+                    outcome = answer(*args, **kwargs)
+                    outcomes.append(outcome)
+                    return outcome
+
+                bot.engine.answer = recording  # type: ignore[method-assign]
+                bot.handler.handle(Turn("cli", "w", "c", "warm-up", "u", FIRST[0]))
+                outcomes.clear()
+                gemini.calls.clear()
+                cohere.calls.clear()
+                measured: dict[str, list[float]] = {s: [] for s in ("rewrite", "retrieve", "rerank", "generate",
+                                                                    "total")}
+                raw: dict[str, list[float]] = {s: [] for s in measured}
+                handler_added: list[float] = []
+                questions = itertools.cycle(FIRST)
+                follow_ups = itertools.cycle(FOLLOW)
+                for thread in range(threads):
+                    for text, is_follow_up in ((next(questions), False), (next(follow_ups), True)):
+                        started = time.perf_counter()
+                        reply = bot.handler.handle(Turn("cli", "w", "c", f"t{thread}", "u", text))
+                        wall = (time.perf_counter() - started) * 1000
+                        outcome = outcomes[-1]
+                        assert reply.kind in (ReplyKind.ANSWER, ReplyKind.NO_ANSWER) and not outcome.fallbacks
+                        t = outcome.timings_ms
+                        delays = {"rewrite": GENERATE_MS if is_follow_up else 0.0, "retrieve": EMBED_MS,
+                                  "rerank": RERANK_MS, "generate": GENERATE_MS if "generate" in t else 0.0}
+                        delays["total"] = sum(delays.values())
+                        for stage, delay in delays.items():
+                            if stage == "rewrite" and not is_follow_up:
+                                continue  # no model call on a first question: nothing to rewrite
+                            raw[stage].append(t[stage])
+                            measured[stage].append(t[stage] - delay)
+                        handler_added.append(wall - delays["total"])
+                counts = {"generate calls": sum(c.path.endswith(":generateContent") for c in gemini.calls),
+                          "embed calls": sum(c.path.endswith(":batchEmbedContents") for c in gemini.calls),
+                          "rerank calls": sum(c.path == "/v2/rerank" for c in cohere.calls),
+                          "answers": sum(1 for o in outcomes if o.kind == "answer"), "turns": len(outcomes)}
+            finally:
+                bot.close()
+    finally:
+        gemini.stop()
+        cohere.stop()
+    return measured, raw, handler_added, counts
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--write", action="store_true", help="update benchmarks/RESULTS.md")
+    parser.add_argument("--threads", type=int, default=25, help="two-turn conversations (default 25: 50 turns)")
+    args = parser.parse_args()
+    measured, raw, handler_added, counts = run(args.threads)
+    delay = {"rewrite": GENERATE_MS, "retrieve": EMBED_MS, "rerank": RERANK_MS, "generate": GENERATE_MS}
+    rows = ["| stage | fake provider delay | stage time, median | added by the bot, median | added, p95 |",
+            "|---|---|---|---|---|"]
+    for stage, values in measured.items():
+        fake = f"{delay[stage]:.0f} ms" if stage in delay else "all calls of the turn"
+        rows.append(f"| {stage} | {fake} | {statistics.median(raw[stage]):.1f} ms | "
+                    f"{statistics.median(values):.1f} ms | {p95(values):.1f} ms |")
+    rows.append(f"| turn through the handler (history and answer saved) | all calls of the turn | – | "
+                f"{statistics.median(handler_added):.1f} ms | {p95(handler_added):.1f} ms |")
+    body = f"""## Providers: time added by the bot around the model calls
+
+Measured {datetime.now(UTC):%Y-%m-%d %H:%M} UTC, Python {platform.python_version()},
+`python benchmarks/bench_providers.py`. {counts['turns']} turns ({args.threads} two-turn conversations on the demo
+knowledge base) through the turn handler with `NAVIBOT_LLM=gemini`, `NAVIBOT_EMBEDDER=gemini`,
+`NAVIBOT_RERANK=cohere`; the real google-genai and cohere clients call local fake servers that reply after a fixed
+delay (generation {GENERATE_MS:.0f} ms, embedding {EMBED_MS:.0f} ms, rerank {RERANK_MS:.0f} ms). "Added by the bot" is
+the stage's time minus the fake's delay: prompt building, the SDKs' request and response handling, the local HTTP
+round trip, plus the local work of the stage (retrieval over the store, the citation rail). Rewrite is counted on
+follow-ups only (a first question needs no model call). Calls made: {counts['generate calls']} generations,
+{counts['embed calls']} query embeddings, {counts['rerank calls']} reranks; {counts['answers']} of
+{counts['turns']} turns answered, no fallback taken. A real provider's own latency comes on top of these figures.
+
+{chr(10).join(rows)}
+"""
+    print(body)
+    if args.write:
+        write_section("bench_providers", body)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
