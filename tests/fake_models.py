@@ -131,17 +131,19 @@ class FakeGemini(FakeServer):
         super().__init__()
         self.reply: Callable[[dict[str, Any]], str] | None = None
         self.rewrite_reply: Callable[[dict[str, Any]], str] | None = None
+        self.refused_keys: set[str] = set()  # answered with 403 PERMISSION_DENIED (a revoked key)
 
     def reset(self) -> None:
         super().reset()
         self.reply = self.rewrite_reply = None
+        self.refused_keys = set()
 
     def routes(self) -> list[web.RouteDef]:
         return [web.post(r"/{version:v1|v1beta}/models/{model:[^/:]+}:generateContent", self.generate),
                 web.post(r"/{version:v1|v1beta}/models/{model:[^/:]+}:batchEmbedContents", self.embed)]
 
     def error(self, status: int) -> web.Response:
-        names = {400: "INVALID_ARGUMENT", 429: "RESOURCE_EXHAUSTED", 500: "INTERNAL", 503: "UNAVAILABLE"}
+        names = {400: "INVALID_ARGUMENT", 403: "PERMISSION_DENIED", 429: "RESOURCE_EXHAUSTED", 500: "INTERNAL", 503: "UNAVAILABLE"}
         return web.json_response({"error": {"code": status, "message": "fake error",
                                              "status": names.get(status, "UNKNOWN")}}, status=status)
 
@@ -157,8 +159,11 @@ class FakeGemini(FakeServer):
         body, failure = await self._begin(request)
         if failure is not None:
             return failure
-        if "x-goog-api-key" not in {k.lower() for k in request.headers}:
+        key = request.headers.get("x-goog-api-key")
+        if not key:
             return self.error(401)
+        if key in self.refused_keys:
+            return self.error(403)
         if "standalone question" in self.system_of(body):
             text = (self.rewrite_reply or self.default_rewrite)(body)
         else:

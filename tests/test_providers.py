@@ -26,7 +26,13 @@ from rag.engine import Engine
 from rag.extractive import ExtractiveAnswerer
 from rag.moods import MoodBook
 from rag.providers.cohere import CohereEmbedder, CohereReranker, cohere_failover
-from rag.providers.failover import ProviderUnavailable, RequestRejected
+from rag.providers.failover import (
+    Endpoint,
+    Failover,
+    ProviderUnavailable,
+    RequestRejected,
+    Verdict,
+)
 from rag.providers.gemini import (
     GeminiAnswerer,
     GeminiEmbedder,
@@ -188,6 +194,23 @@ def test_429_moves_to_the_next_endpoint(demo: Core, gemini_a: FakeGemini, gemini
     assert outcome.kind == "answer" and outcome.fallbacks == []
     assert len(gemini_a.calls) == 1 and len(gemini_b.calls) == 1
     assert UNAVAILABLE_NOTICE not in outcome.text
+
+
+def test_a_refused_key_moves_to_the_next_key(demo: Core, gemini_a: FakeGemini) -> None:
+    gemini_a.refused_keys = {"revoked-key"}
+    failover = gemini_failover(["revoked-key", KEY], [gemini_a.url], 5.0, rng=InOrder())
+    answerer = GeminiAnswerer(failover, "gemini-2.5-flash")
+    engine = Engine(demo.retriever, HeuristicRewriter(), FallbackAnswerer(answerer, ExtractiveAnswerer(demo.embedder)))
+    outcome = engine.answer(STUDENTS, [], MOOD)
+    assert outcome.kind == "answer" and outcome.fallbacks == []
+    assert [c.headers["x-goog-api-key"] for c in gemini_a.calls] == ["revoked-key", KEY]
+
+
+def test_endpoints_are_tried_in_a_random_order() -> None:
+    failover = Failover("p", [Endpoint("a", "a"), Endpoint("b", "b"), Endpoint("c", "c")], 1.0,
+                        lambda exc: (Verdict.NEXT, "x"))
+    firsts = {failover.call("op", lambda client, timeout: client) for _ in range(60)}
+    assert firsts == {"a", "b", "c"}  # each endpoint leads sometimes: load and failures are spread
 
 
 def test_503_everywhere_gives_the_extractive_answer_with_a_notice(demo: Core, gemini_a: FakeGemini,

@@ -69,6 +69,9 @@ def _call_options(timeout: float) -> types.HttpOptions:
     return types.HttpOptions(timeout=max(1, int(timeout * 1000)), retry_options=types.HttpRetryOptions(attempts=1))
 
 
+NO_TOOLS = types.AutomaticFunctionCallingConfig(disable=True)  # no tools are given; also silences a log line
+
+
 def _json_reply(response: types.GenerateContentResponse) -> dict[str, Any]:
     """The structured reply as a dict; anything else (blocked, empty, not JSON) is a BadReply."""
     try:
@@ -108,7 +111,8 @@ class GeminiRewriter:
                 model=self.model, contents=prompt,
                 config=types.GenerateContentConfig(
                     system_instruction=REWRITE_SYSTEM, temperature=0.0, response_mime_type="application/json",
-                    response_schema=REWRITE_SCHEMA, http_options=_call_options(timeout)))
+                    response_schema=REWRITE_SCHEMA, automatic_function_calling=NO_TOOLS,
+                    http_options=_call_options(timeout)))
             standalone = _json_reply(response).get("question")
             if not isinstance(standalone, str) or not standalone.strip():
                 raise BadReply("no question in the reply")
@@ -158,7 +162,8 @@ class GeminiAnswerer:
                 model=self.model, contents=contents,
                 config=types.GenerateContentConfig(
                     system_instruction=ANSWER_SYSTEM, temperature=0.0, response_mime_type="application/json",
-                    response_schema=ANSWER_SCHEMA, http_options=_call_options(timeout)))
+                    response_schema=ANSWER_SCHEMA, automatic_function_calling=NO_TOOLS,
+                    http_options=_call_options(timeout)))
             data = _json_reply(response)
             text, cited = data.get("answer"), data.get("citations", [])
             if not isinstance(text, str) or not isinstance(cited, list):
