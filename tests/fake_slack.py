@@ -7,15 +7,19 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
+import threading
 import time
+from collections.abc import Coroutine
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
+import aiohttp
 from aiohttp import web
 
 TEAM_ID = "T0NAVI"
 BOT_USER_ID = "U0NAVIBOT"
 BOT_ID = "B0NAVIBOT"
+T = TypeVar("T")
 
 
 @dataclass
@@ -36,6 +40,9 @@ class FakeSlack:
         self.app = web.Application()
         self.app.router.add_post("/api/{method}", self._api)
         self.app.router.add_post("/response/{id}", self._response_url)
+        self.app.router.add_get("/socket", self._socket)
+        self.sockets: list[web.WebSocketResponse] = []
+        self.socket_acks: list[dict[str, Any]] = []  # what the app sent back over Socket Mode
         self.runner: web.AppRunner | None = None
         self.url = ""
 
@@ -123,6 +130,24 @@ class FakeSlack:
         self.responses.append({"id": request.match_info["id"], **(await request.json())})
         return web.Response(text="ok")
 
+    async def _socket(self, request: web.Request) -> web.WebSocketResponse:
+        """Socket Mode: the app connects here (the URL apps.connections.open gave it) and acks envelopes."""
+        ws = web.WebSocketResponse(autoping=True)
+        await ws.prepare(request)
+        self.sockets.append(ws)
+        await ws.send_json({"type": "hello", "num_connections": 1, "connection_info": {"app_id": "A0NAVI"},
+                            "debug_info": {"host": "fake", "approximate_connection_time": 3600}})
+        async for message in ws:
+            if message.type == aiohttp.WSMsgType.TEXT:
+                self.socket_acks.append(json.loads(message.data))
+        return ws
+
+    async def push(self, envelope: dict[str, Any]) -> None:
+        """Sends a Socket Mode envelope to the connected app."""
+        for ws in self.sockets:
+            if not ws.closed:
+                await ws.send_json(envelope)
+
     async def wait_for(self, method: str, count: int = 1, channel: str | None = None,
                        timeout: float = 10.0) -> list[Call]:
         """Polls the recorded calls until `count` calls of `method` arrived (the app answers in the background)."""
@@ -143,3 +168,21 @@ class FakeSlack:
             if time.monotonic() > deadline:
                 raise AssertionError(f"timed out waiting for a response_url post {id_}")
             await asyncio.sleep(0.01)
+
+
+class BackgroundLoop:
+    """An event loop in a daemon thread, so synchronous tests (and `navibot` itself, which runs its own loop) can
+    talk to servers that live on it."""
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+        self.thread.start()
+
+    def run(self, coro: Coroutine[Any, Any, T], timeout: float = 30.0) -> T:
+        return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout)
+
+    def close(self) -> None:
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(5)
+        self.loop.close()

@@ -104,12 +104,14 @@ async def run_http(slack: SlackApp, host: str, port: int) -> None:
 
 async def run_socket(slack: SlackApp) -> None:
     who = await check_token(slack)
-    handler = socket_mode_handler(slack, slack.settings)
-    try:
-        await handler.connect_async()
+    app_token = slack.settings.slack_app_token.get_secret_value() if slack.settings.slack_app_token else ""
+    try:  # checked once here: the Socket Mode client itself retries a refused token forever
+        await slack.client.apps_connections_open(app_token=app_token)
     except SlackApiError as exc:
         raise UserError(f"Slack refused SLACK_APP_TOKEN ({exc.response.get('error')}); create an App-Level Token "
                         "with the connections:write scope on the app's Basic Information page") from exc
+    handler = socket_mode_handler(slack, slack.settings)
+    await handler.connect_async()
     print(f"navibot slack: {who}, Socket Mode, connected (Ctrl-C to stop)", file=sys.stderr)
     try:
         await _until_stopped()
