@@ -41,6 +41,7 @@ class Call:
 class FakeConnector:
     calls: list[Call] = field(default_factory=list)
     url: str = ""
+    fail_next: list[int] = field(default_factory=list)  # statuses to answer the next POSTs with (429, 503…)
     _runner: web.AppRunner | None = None
     _ids: itertools.count = field(default_factory=lambda: itertools.count(1))
 
@@ -62,6 +63,10 @@ class FakeConnector:
             await self._runner.cleanup()
 
     async def _post(self, request: web.Request) -> web.Response:
+        if self.fail_next:
+            status = self.fail_next.pop(0)
+            return web.json_response({"error": {"code": "ServiceError", "message": "try again"}}, status=status,
+                                     headers={"Retry-After": "0"} if status == 429 else None)
         self.calls.append(Call("POST", request.match_info["conversation"], request.match_info.get("activity"), None,
                                await request.json(), request.headers.get("Authorization")))
         return web.json_response({"id": f"bot-{next(self._ids)}"})

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -13,11 +14,16 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
+import jwt
 import pytest
 from aiohttp import web
+from cryptography.hazmat.primitives.asymmetric import rsa
 from microsoft_agents.activity import Activity
+from microsoft_agents.authentication.msal import MsalAuth
+from microsoft_agents.hosting.core.authorization import JwtTokenValidator
 from pydantic import SecretStr
 
+from adapters.teams import agent
 from adapters.teams.agent import add_teams_routes, clean_text, turn_from_activity
 from adapters.teams.cards import VERB_HELPFUL, VERB_NOT_HELPFUL
 from adapters.teams.citations import MAX_ABSTRACT_CHARS, shorten
@@ -356,6 +362,20 @@ def test_malformed_activity_is_a_400_and_nothing_is_sent(bot: Bot, body: str) ->
     assert status == 400 and calls == []
 
 
+def test_a_throttled_or_failing_connector_is_retried_and_the_answer_arrives(bot: Bot,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(agent, "RETRY_WAITS", (0.01, 0.01))
+
+    async def scenario() -> list[Call]:
+        async with running(bot) as h:
+            h.connector.fail_next = [503, 429, 503]  # typing (dropped, best effort), then the answer twice
+            await h.post(message(h.connector, STUDENTS))
+            return await h.connector.wait_messages(1)
+
+    (reply,) = asyncio.run(scenario())
+    assert "[1]" in answer_of(reply)
+
+
 def test_internal_failure_is_an_apology_card_with_a_trace_id(bot: Bot, monkeypatch: pytest.MonkeyPatch,
                                                               caplog: pytest.LogCaptureFixture) -> None:
     def broken(*_args: Any, **_kwargs: Any) -> Any:
@@ -392,6 +412,48 @@ def test_with_credentials_a_request_without_a_valid_token_is_401_and_nothing_run
     statuses, calls = asyncio.run(scenario())
     assert statuses == [401, 401, 401] and calls == []
     assert bot.conversations.history(f"teams|{TENANT}|{CHANNEL}|{ROOT}", 5) == []
+
+
+# The SDK's JWT middleware stores the claims under a plain string key, which aiohttp warns about.
+@pytest.mark.filterwarnings("ignore::aiohttp.web_exceptions.NotAppKeyWarning")
+def test_with_credentials_a_validly_signed_request_is_answered_with_the_bots_token(
+        bot: Bot, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The authenticated path end to end, offline: the SDK validates a Bot Framework token signed with a key of
+    ours (served in place of Microsoft's JWKS) and replies with the token MSAL would fetch (stubbed)."""
+    client_id = "11111111-2222-3333-4444-555555555555"
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+
+    class Keys:
+        async def get_signing_key(self, jwks_uri: str, header: dict[str, Any]) -> Any:
+            assert jwks_uri.startswith("https://login.botframework.com/") and header["kid"] == "test-key"
+            return key.public_key()
+
+    async def outgoing_token(self: Any, resource_url: str, scopes: list[str], force_refresh: bool = False) -> str:
+        return "outgoing-token"
+
+    monkeypatch.setattr(JwtTokenValidator, "_jwk_client_manager", Keys())
+    monkeypatch.setattr(MsalAuth, "get_access_token", outgoing_token)
+    settings = TeamsSettings(_env_file=None, client_id=client_id,  # type: ignore[call-arg]
+                             client_secret=SecretStr("secret"), tenant_id=TENANT)
+
+    async def scenario() -> tuple[int, int, list[Call]]:
+        async with running(bot, settings) as h:
+            now = int(time.time())
+            claims = {"iss": "https://api.botframework.com", "aud": client_id, "iat": now, "nbf": now,
+                      "exp": now + 600, "serviceurl": h.connector.url}
+            good = jwt.encode(claims, key, algorithm="RS256", headers={"kid": "test-key"})
+            wrong_audience = jwt.encode({**claims, "aud": "someone-else"}, key, algorithm="RS256",
+                                        headers={"kid": "test-key"})
+            refused = await h.post(message(h.connector, STUDENTS, activity_id="w1"),
+                                   {"Authorization": f"Bearer {wrong_audience}"})
+            accepted = await h.post(message(h.connector, STUDENTS, activity_id="a1"),
+                                    {"Authorization": f"Bearer {good}"})
+            return refused.status, accepted.status, await h.connector.wait_messages(1)
+
+    refused, accepted, replies = asyncio.run(scenario())
+    assert refused == 401 and accepted in (200, 202)
+    assert len(replies) == 1 and replies[0].authorization == "Bearer outgoing-token"
+    assert "[1]" in answer_of(replies[0])
 
 
 def test_anonymous_mode_and_empty_store_are_announced(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:

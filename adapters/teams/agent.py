@@ -18,6 +18,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+import aiohttp
 from aiohttp import web
 from microsoft_agents.activity import (
     Activity,
@@ -39,11 +40,7 @@ from microsoft_agents.hosting.core import (
     TurnContext,
     TurnState,
 )
-from microsoft_agents.hosting.core.app._routes import RouteRank
-from microsoft_agents.hosting.core.app.typing_indicator import (
-    TypingIndicator,
-    TypingOptions,
-)
+from microsoft_agents.hosting.core.app import RouteRank, TypingIndicator, TypingOptions
 from pydantic import ValidationError
 
 from adapters.teams.cards import FEEDBACK_VERBS, answer_card, attachment, notice_card
@@ -140,6 +137,32 @@ def _citations(raw: list[Any]) -> list[Citation]:
     return result
 
 
+RETRY_WAITS = (0.5, 2.0)  # seconds before the 2nd and 3rd attempt to post a reply
+
+
+async def send_with_retry(context: TurnContext, activity: Activity) -> None:
+    """Sends, retrying when the Bot Connector was not reached or asked to come back (429, 5xx): the answer is
+    already computed and saved, so it is worth a second try. A timeout is not retried (the message may have been
+    posted, and a duplicate answer in the thread is worse than a missing one, which the log names)."""
+    waits = RETRY_WAITS
+    for attempt in range(len(waits) + 1):
+        try:
+            await context.send_activity(activity)
+            return
+        except (aiohttp.ClientConnectionError, aiohttp.ClientResponseError) as exc:
+            status = getattr(exc, "status", None)
+            retryable = status is None or status == 429 or status >= 500
+            if not retryable or attempt == len(waits):
+                raise
+            delay = waits[attempt]
+            headers = getattr(exc, "headers", None) or {}
+            if status == 429 and str(headers.get("Retry-After", "")).isdigit():
+                delay = min(float(headers["Retry-After"]), 10.0)
+            log.warning("teams: sending the reply failed (%s); retrying in %.1f s", status or type(exc).__name__,
+                        delay)
+            await asyncio.sleep(delay)
+
+
 @dataclass(slots=True)
 class FeedbackOutcome:
     card: dict[str, Any] | None  # the answer card showing the choice, or None when the rating was not saved
@@ -162,7 +185,10 @@ class TeamsBot:
             start_typing_timer=False, remove_recipient_mention=True)
         self.app.adaptive_card.action_execute(_FEEDBACK_VERB)(self._on_feedback_execute)
         self.app.adaptive_card.action_submit(_FEEDBACK_VERB, rank=RouteRank.FIRST)(self._on_feedback_submit)
-        self.app.activity(ActivityTypes.message, rank=RouteRank.LAST)(self._on_message)
+        self.app.activity(ActivityTypes.message, rank=RouteRank.DEFAULT)(self._on_message)
+        # Installs, member changes, reactions, edits: nothing to do (and no "no route found" warning for each).
+        self.app.add_route(lambda context: context.activity.type != ActivityTypes.invoke, self._ignore,
+                           rank=RouteRank.LAST)
         self.app.error(self._on_app_error)
 
     @property
@@ -197,7 +223,10 @@ class TeamsBot:
         activity = context.activity
         text = clean_text(activity)
         turn = turn_from_activity(activity, text)
-        await context.send_activity(Activity(type=ActivityTypes.typing))
+        try:
+            await context.send_activity(Activity(type=ActivityTypes.typing))
+        except Exception as exc:  # noqa: BLE001 - a lost typing indicator must not cost the answer
+            log.info("teams: typing indicator not sent (%s)", exc)
         async with TypingIndicator(context, typing_options=_TYPING_REFRESH):
             reply = await asyncio.to_thread(self.bot.handler.handle, turn)
         if reply.kind is ReplyKind.DUPLICATE:
@@ -205,7 +234,10 @@ class TeamsBot:
             return
         # send_activity addresses the reply to the incoming activity (replyToId) in the same conversation id, so
         # in a channel it lands in the same reply chain (`;messageid=` kept).
-        await context.send_activity(reply_activity(reply, asked=text))
+        await send_with_retry(context, reply_activity(reply, asked=text))
+
+    async def _ignore(self, context: TurnContext, _state: TurnState) -> None:
+        log.debug("teams: %s activity ignored", context.activity.type)
 
     async def _record(self, context: TurnContext, verb: str | None, data: Any) -> FeedbackOutcome:
         helpful = FEEDBACK_VERBS.get(verb or "")
@@ -253,8 +285,9 @@ class TeamsBot:
         """An unexpected failure: one log line with a trace id, and an apology card that names it (not the error)."""
         trace = uuid.uuid4().hex[:12]
         activity = context.activity
-        log.error("teams turn failed (trace %s, activity %s, conversation %s)", trace, activity.id,
-                  activity.conversation.id if activity.conversation else "?", exc_info=error)
+        # One line: the SDK has already logged the traceback of an application error.
+        log.error("teams turn failed (trace %s, activity %s, conversation %s): %s: %s", trace, activity.id,
+                  activity.conversation.id if activity.conversation else "?", type(error).__name__, error)
         if activity.type != ActivityTypes.message:
             return
         try:
