@@ -40,6 +40,7 @@ from adapters.slack.blocks import (
     REASON_BLOCK,
     REASON_INPUT,
     VIEW_REASON,
+    escape,
 )
 from adapters.slack.settings import SlackSettings
 from bot.cli import demo_kb_path
@@ -300,7 +301,7 @@ def test_url_verification_is_answered(harness: Harness) -> None:
 def test_an_empty_mention_gets_the_help(harness: Harness) -> None:
     ch = channel()
     _, reply = harness.mention(ch, "  ")
-    assert HELP.split("\n")[0].replace('"', "") in reply.args["text"].replace("&quot;", "").replace('"', "")
+    assert reply.args["text"] == escape(HELP) and reply.args["thread_ts"]
     assert not blocks_of(reply, "context_actions"), "a command reply has no feedback buttons"
 
 
@@ -490,6 +491,10 @@ def test_slash_ask_posts_the_question_in_the_channel_and_answers_in_its_thread(h
     record = harness.bot.conversations.get_answer(answer_id_of(answer))
     assert record is not None and record.conversation_key == conversation_key(ch, answer.args["thread_ts"])
     assert record.user == "U0FRAN"
+    bare = channel()
+    harness.command(bare, "U0FRAN", STUDENTS)  # without `ask`, words that are not a command are a question
+    question, answer = harness.run(harness.fake.wait_for("chat.postMessage", 2, bare))
+    assert question.args["text"].endswith(STUDENTS) and blocks_of(answer, "context_actions")
 
 
 def test_slash_help_and_ask_problems_are_answered_privately(harness: Harness) -> None:

@@ -51,7 +51,7 @@ from adapters.slack.blocks import (
 )
 from adapters.slack.retry import retry_handlers
 from adapters.slack.settings import Mode, SlackSettings
-from bot.commands import HELP
+from bot.commands import HELP, parse_command
 from bot.handler import MAX_REASON_CHARS, FeedbackError
 from bot.runtime import Bot
 from bot.turns import Reply, ReplyKind, Turn
@@ -239,7 +239,7 @@ class SlackApp:
         try:
             if word.lower() in {"", "help"}:
                 await respond(text=escape(f"{HELP}\n{SLASH_HELP}"), response_type="ephemeral")
-            elif word.lower() == "ask" or word.lower() not in {"reset", "mood"}:
+            elif word.lower() == "ask" or parse_command(text) is None:  # anything else is taken as a question
                 await self._slash_ask(team, channel, user, rest if word.lower() == "ask" else text, respond)
             elif word.lower() == "reset":
                 await self._slash_reset(team, channel, user, text, respond)
