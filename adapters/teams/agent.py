@@ -14,7 +14,7 @@ import logging
 import re
 import uuid
 import warnings
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,6 +26,7 @@ from microsoft_agents.activity import (
     AdaptiveCardInvokeResponse,
     Attachment,
     ContentTypes,
+    DeliveryModes,
     Entity,
 )
 from microsoft_agents.authentication.msal import MsalConnectionManager
@@ -41,6 +42,7 @@ from microsoft_agents.hosting.core import (
     TurnState,
 )
 from microsoft_agents.hosting.core.app import RouteRank, TypingIndicator, TypingOptions
+from microsoft_agents.hosting.core.authorization import ClaimsIdentity
 from pydantic import ValidationError
 
 from adapters.teams.cards import FEEDBACK_VERBS, answer_card, attachment, notice_card
@@ -178,6 +180,7 @@ class TeamsBot:
         self.connections = MsalConnectionManager(**settings.sdk_configuration())
         self.adapter = CloudAdapter(connection_manager=self.connections)
         self.adapter.on_turn_error = self._on_adapter_error
+        self._pending: set[asyncio.Task[Any]] = set()
         # Turn state is not used (history, moods and feedback live in the bot's stores): TurnState() keeps only
         # the per-turn scratch state, so nothing piles up in memory per conversation.
         self.app: AgentApplication[TurnState] = AgentApplication[TurnState](
@@ -214,8 +217,36 @@ class TeamsBot:
             return web.json_response({"error": "an Activity needs type and conversation.id"}, status=400)
         if activity.type in (ActivityTypes.message, ActivityTypes.invoke) and not activity.service_url:
             return web.json_response({"error": "an Activity needs serviceUrl to be answered"}, status=400)
+        if activity.type == ActivityTypes.message and activity.delivery_mode != DeliveryModes.expect_replies:
+            # Acknowledge at once and answer in the background: the Bot Connector gives up (and redelivers) after
+            # 15 s, and an answer from a language model can take most of that. The reply goes out through the
+            # connector either way; an invoke (a card button) needs its answer in this response, so it waits.
+            claims = request.get("claims_identity") or ClaimsIdentity()
+            self._spawn(self.adapter.process_activity(claims, activity, self.app.on_turn), activity)
+            return web.Response(status=202)
         response = await start_agent_process(request, self.app, self.adapter)
         return response if response is not None else web.Response(status=202)
+
+    def _spawn(self, work: Coroutine[Any, Any, Any], activity: Activity) -> None:
+        task = asyncio.create_task(work)
+        self._pending.add(task)
+
+        def done(finished: asyncio.Task[Any]) -> None:
+            self._pending.discard(finished)
+            if not finished.cancelled() and finished.exception() is not None:
+                error = finished.exception()
+                log.error("teams: activity %s in %s failed (trace %s): %s: %s", activity.id, activity.conversation.id,
+                          uuid.uuid4().hex[:12], type(error).__name__, error)
+
+        task.add_done_callback(done)
+
+    async def drain(self, timeout: float = 15.0) -> None:
+        """Lets the turns under way finish (at shutdown), then cancels what is left."""
+        if self._pending:
+            log.warning("teams: waiting for %d turn(s) under way to finish", len(self._pending))
+            _done, left = await asyncio.wait(set(self._pending), timeout=timeout)
+            for task in left:
+                task.cancel()
 
     # --- handlers ------------------------------------------------------------------------------------------------
 
@@ -323,4 +354,9 @@ def add_teams_routes(app: web.Application, bot: Bot, settings: TeamsSettings,
                     "Run `navibot ingest PATH` (or `navibot ingest --demo`) first.")
     app.router.add_post(path, handler)
     app[TEAMS_BOT] = teams
+
+    async def finish_turns(_app: web.Application) -> None:
+        await teams.drain()
+
+    app.on_shutdown.append(finish_turns)
     return teams
