@@ -9,6 +9,7 @@ answer + user). Answers and feedback have no TTL: they are the record of what na
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any, TypeVar
@@ -198,16 +199,26 @@ class HistoryOptional:
     beats not answering). Each lapse is a WARNING naming what was skipped. Commands that promise something
     (reset, mood <name>) and feedback still fail, so the navigator is never told a lie."""
 
-    def __init__(self, inner: ConversationStore, where: str = "MongoDB") -> None:
+    def __init__(self, inner: ConversationStore, where: str = "MongoDB", pause: float = 30.0,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         self.inner = inner
         self.where = where
+        # After a failure the optional calls are skipped for `pause` seconds: a turn then waits for at most one
+        # server-selection timeout instead of one per call (history, mood, event, answer, turn).
+        self.pause = pause
+        self._clock = clock
+        self._down_until = 0.0
 
     def _or(self, what: str, call: Callable[[], T], fallback: T) -> T:
+        if self._clock() < self._down_until:
+            log.warning("history unavailable (%s did not answer shortly before): %s skipped", self.where, what)
+            return fallback
         try:
             return call()
         except PyMongoError as exc:
             if not is_unavailable(exc):
                 raise
+            self._down_until = self._clock() + self.pause
             log.warning("history unavailable (%s, %s): %s skipped: %s", self.where, type(exc).__name__, what, exc)
             return fallback
 

@@ -20,7 +20,7 @@ class MongoSettings(BaseSettings):
     mongodb_connect_timeout: float = Field(
         default=5.0, gt=0, le=120, description="Seconds to wait for a reachable server (start-up and each turn).")
     mongodb_operation_timeout: float = Field(
-        default=10.0, gt=0, le=600, description="Seconds one MongoDB operation may take (pymongo timeoutMS).")
+        default=10.0, gt=0, le=600, description="Seconds to wait for one reply of the server (socketTimeoutMS).")
     mongodb_history_ttl_days: int = Field(
         default=30, ge=1, le=3650, description="Conversation history expires this many days after it was "
                                                "written (TTL index); answers and feedback are kept.")

@@ -55,6 +55,7 @@ class Server:
         self.rank_fusion = rank_fusion
         self.fail: BaseException | None = None
         self.calls: list[str] = []
+        self.commands: list[dict[str, Any]] = []
         self.pipelines: list[list[dict[str, Any]]] = []
 
     def check(self, op: str) -> None:
@@ -108,7 +109,12 @@ class FakeCollection:
 
     async def create_index(self, keys: Any, **kwargs: Any) -> str:
         self._server.check("create_index")
-        return str(self._c.create_index(keys, **kwargs))
+        try:
+            return str(self._c.create_index(keys, **kwargs))
+        except OperationFailure as exc:  # the real server says which conflict it is
+            if "different options" in str(exc):
+                raise OperationFailure(str(exc), code=85, details={"errmsg": str(exc), "code": 85}) from exc
+            raise
 
     async def index_information(self) -> dict[str, Any]:
         return dict(self._c.index_information())
@@ -142,6 +148,11 @@ class FakeCollection:
         self._server.check("list_search_indexes")
         self._require_search()
         rows = [dict(v) for k, v in self._search_indexes.items() if name is None or k == name]
+        for index in self._search_indexes.values():  # mongot builds in the background: one step per look
+            if index["status"] == "BUILDING":
+                index.update(status="READY", queryable=True)
+            elif index["status"] == "PENDING":
+                index["status"] = "BUILDING"
         return FakeCursor(rows)
 
     async def create_search_index(self, model: Any) -> str:
@@ -200,12 +211,14 @@ class FakeCollection:
             return self._search(spec)
         return self._rank_fusion(spec)
 
-    def _index(self, name: str, kind: str) -> None:
+    def _index(self, name: str, kind: str) -> bool:
+        """Atlas answers a search on a missing or still-building index with no results, not an error."""
         index = self._search_indexes.get(name)
-        assert index is not None and index["type"] == kind, f"no {kind} index {name!r}"
+        return index is not None and index["type"] == kind and bool(index["queryable"])
 
     def _vector_search(self, spec: dict[str, Any]) -> list[tuple[dict[str, Any], dict[str, Any]]]:
-        self._index(spec["index"], "vectorSearch")
+        if not self._index(spec["index"], "vectorSearch"):
+            return []
         assert spec.get("exact") is True or spec["numCandidates"] >= spec["limit"]
         query = np.asarray(spec["queryVector"], dtype=np.float64)
         where = spec.get("filter", {})
@@ -218,7 +231,8 @@ class FakeCollection:
         return hits[: spec["limit"]]
 
     def _search(self, spec: dict[str, Any]) -> list[tuple[dict[str, Any], dict[str, Any]]]:
-        self._index(spec["index"], "search")
+        if not self._index(spec["index"], "search"):
+            return []
         compound = spec["compound"]
         hits = []
         for doc in self._c.find({}):
@@ -300,6 +314,12 @@ class FakeDatabase:
         self._db.create_collection(name, **kwargs)
         return self[name]
 
-    async def command(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
+    async def command(self, command: dict[str, Any]) -> dict[str, Any]:
         self.server.check("command")
+        self.server.commands.append(command)
+        if "collMod" in command:  # change a TTL index in place, as the server does
+            collection, index = self._db[command["collMod"]], command["index"]
+            spec = collection.index_information()[index["name"]]
+            collection.drop_index(index["name"])
+            collection.create_index(spec["key"], name=index["name"], expireAfterSeconds=index["expireAfterSeconds"])
         return {"ok": 1}

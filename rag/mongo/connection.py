@@ -32,7 +32,7 @@ class MongoConfig:
     uri: str = field(repr=False)  # may hold a password: never printed
     database: str = "navibot"
     connect_timeout: float = 5.0  # server selection: how long start-up waits for a reachable server
-    operation_timeout: float = 10.0  # pymongo's timeoutMS for each operation
+    operation_timeout: float = 10.0  # longest wait for one reply of the server (socketTimeoutMS)
 
 
 def describe_hosts(uri: str) -> str:
@@ -95,8 +95,8 @@ async def _connect(config: MongoConfig, host: str) -> tuple[Any, tuple[int, ...]
     try:
         client: AsyncMongoClient[dict[str, Any]] = AsyncMongoClient(
             config.uri, serverSelectionTimeoutMS=int(config.connect_timeout * 1000),
-            connectTimeoutMS=int(config.connect_timeout * 1000), timeoutMS=int(config.operation_timeout * 1000),
-            appname="navibot", tz_aware=True)
+            connectTimeoutMS=int(config.connect_timeout * 1000), socketTimeoutMS=int(config.operation_timeout * 1000),
+            appname="navibot", tz_aware=True)  # not timeoutMS: it would stretch server selection to its length
     except ConfigurationError as exc:
         raise MongoUnavailable(f"NAVIBOT_MONGODB_URI is not usable ({host}): {scrub(str(exc), config.uri)}") from exc
     except (ValueError, TypeError) as exc:

@@ -32,7 +32,15 @@ from rag.bm25 import bm25_scores, query_stems, stemmed
 from rag.models import Chunk, SourceDocument, SubChunk
 from rag.mongo import pipelines
 from rag.mongo.connection import MongoConfig, MongoConnection
-from rag.mongo.indexes import CHUNKS, DOCUMENTS, META, TERMS, ensure_knowledge_indexes
+from rag.mongo.indexes import (
+    CHUNKS,
+    DOCUMENTS,
+    META,
+    TERMS,
+    SearchIndexError,
+    ensure_knowledge_indexes,
+    search_index_states,
+)
 from rag.mongo.pipelines import SearchOptions
 from rag.sentences import chunk_sentences
 from rag.store import ChunkVectors, EmbeddingMismatch, Filters, StoredDocument
@@ -83,11 +91,18 @@ def _sentence_terms(chunk_rows: list[dict[str, Any]]) -> tuple[Counter[str], int
     return df, count, length
 
 
+class SearchUnavailable(RuntimeError):
+    """The deployment cannot run the search stages, or its search indexes are not there yet."""
+
+
 class AsyncMongoKnowledge:
     """The store's logic, as coroutines on an async database handle (pymongo's AsyncDatabase or a test fake)."""
 
-    def __init__(self, db: Any, options: SearchOptions, server_version: tuple[int, ...] = (8, 1)) -> None:
+    def __init__(self, db: Any, options: SearchOptions, server_version: tuple[int, ...] = (8, 1),
+                 host: str = "test") -> None:
         self.db = db
+        self.host = host
+        self._indexes_seen = False  # the search indexes were found queryable once
         self.options = options
         # $rankFusion exists from MongoDB 8.0; below that it is not even tried. Tried once otherwise: remembered.
         self.rank_fusion: bool | None = None if options.rank_fusion and server_version >= (8, 0) else False
@@ -198,9 +213,36 @@ class AsyncMongoKnowledge:
         cursor = await self.db[CHUNKS].aggregate(pipeline)
         return list(await cursor.to_list(None))
 
+    async def _search(self, pipeline: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Run a search pipeline; a server that cannot search, or no results because the search indexes do not
+        exist yet (Atlas then answers with nothing rather than an error), become one plain SearchUnavailable."""
+        try:
+            rows = await self._aggregate(pipeline)
+        except OperationFailure as exc:
+            raise SearchUnavailable(
+                f"MongoDB at {self.host} cannot search: {(exc.details or {}).get('errmsg') or exc}; the backend "
+                "needs MongoDB Atlas or the mongodb/mongodb-atlas-local image, prepared with `navibot db init`"
+            ) from exc
+        if not rows and not self._indexes_seen:
+            await self._check_search_indexes()
+        return rows
+
+    async def _check_search_indexes(self) -> None:
+        names = [self.options.vector_index, self.options.search_index]
+        try:
+            states = {s.name: s for s in await search_index_states(self.db[CHUNKS])}
+        except SearchIndexError as exc:
+            raise SearchUnavailable(str(exc)) from exc
+        if all((s := states.get(n)) is not None and s.queryable for n in names):
+            self._indexes_seen = True
+            return
+        raise SearchUnavailable(f"the search indexes {', '.join(names)} of MongoDB database {self.db.name} are "
+                                "missing or not queryable yet: run `navibot db init` (or `navibot db status` to see "
+                                "their state)")
+
     async def vector_search(self, vector: np.ndarray, limit: int, filters: Filters) -> list[tuple[str, float]]:
         await self._check_dims(len(vector))
-        rows = await self._aggregate(pipelines.vector_pipeline(_floats(vector), limit, filters, self.options))
+        rows = await self._search(pipelines.vector_pipeline(_floats(vector), limit, filters, self.options))
         # Atlas reports cosine similarity as (1 + cos) / 2; the protocol speaks cosine.
         return [(str(r["_id"]), 2.0 * float(r["score"]) - 1.0) for r in rows]
 
@@ -208,7 +250,7 @@ class AsyncMongoKnowledge:
         text = pipelines.search_query(query)
         if not text:
             return []
-        rows = await self._aggregate(pipelines.lexical_pipeline(text, limit, filters, self.options))
+        rows = await self._search(pipelines.lexical_pipeline(text, limit, filters, self.options))
         return [(str(r["_id"]), float(r["score"])) for r in rows]
 
     async def candidate_rankings(self, query: str, vector: np.ndarray | None, limit: int,
@@ -223,12 +265,15 @@ class AsyncMongoKnowledge:
                     pipelines.rank_fusion_pipeline(_floats(vector), text, limit, filters, self.options))
             except OperationFailure as exc:
                 if self.rank_fusion:  # it worked before: a real failure, not a missing stage
-                    raise
+                    raise SearchUnavailable(f"MongoDB at {self.host} cannot search: "
+                                            f"{(exc.details or {}).get('errmsg') or exc}") from exc
                 self.rank_fusion = False
                 log.info("$rankFusion is not available on this server (%s); searching twice and fusing in the app",
                          (exc.details or {}).get("errmsg", exc))
             else:
                 self.rank_fusion = True
+                if not rows and not self._indexes_seen:
+                    await self._check_search_indexes()
                 ranks = pipelines.ranks_from_details(rows)
                 return ranks[pipelines.VECTOR], ranks[pipelines.LEXICAL]
         by_vector, by_lexical = await asyncio.gather(
@@ -286,7 +331,7 @@ class MongoKnowledgeStore:
     def __init__(self, connection: MongoConnection, options: SearchOptions | None = None) -> None:
         self.connection = connection
         self.options = options or SearchOptions()
-        self.aio = AsyncMongoKnowledge(connection.db, self.options, connection.server_version)
+        self.aio = AsyncMongoKnowledge(connection.db, self.options, connection.server_version, connection.host)
         try:
             connection.run(self.aio.prepare())
         except BaseException:

@@ -1,0 +1,141 @@
+"""`navibot db init|status` and the other commands with NAVIBOT_STORE=mongodb, on the async mongomock facade
+(MongoConnection.open patched); start-up failures against the real driver with nothing listening."""
+
+from __future__ import annotations
+
+import socket
+import time
+from collections.abc import Iterator
+
+import pytest
+
+from bot import db_command
+from bot.cli import main
+from rag.mongo.bridge import AsyncBridge
+from rag.mongo.connection import MongoConfig, MongoConnection, MongoUnavailable
+from tests.mongo_fake import FakeDatabase, Server
+
+pytestmark = pytest.mark.filterwarnings("ignore:datetime.datetime.utcnow:DeprecationWarning")
+URI = "mongodb+srv://navi:Sup3rSecret@cluster0.example.mongodb.net/?retryWrites=true"
+
+
+@pytest.fixture
+def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeDatabase]:
+    db = FakeDatabase("navibot")
+    monkeypatch.setattr(MongoConnection, "open",
+                        classmethod(lambda cls, config: cls(AsyncBridge(), db, host="cluster0.example.mongodb.net")))
+    monkeypatch.setattr(db_command, "POLL_SECONDS", 0.01)
+    monkeypatch.setenv("NAVIBOT_STORE", "mongodb")
+    monkeypatch.setenv("NAVIBOT_MONGODB_URI", URI)
+    yield db
+
+
+def test_db_init_is_safe_twice_and_status_shows_everything(server: FakeDatabase,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["db", "init", "--timeout", "5"]) == 0
+    out, err = capsys.readouterr()
+    assert "search index navibot_vector: created" in out and "search index navibot_text: created" in out
+    assert "search indexes: navibot_vector building, navibot_text building" in err  # the progress line
+    assert "queryable" in out
+    assert {"documents", "chunks", "history", "events", "answers", "feedback"} <= set(
+        server._db.list_collection_names())
+    vector = server[db_command.CHUNKS]._search_indexes["navibot_vector"]["latestDefinition"]
+    assert vector["fields"][0]["numDimensions"] == 256  # the configured embedder's dimension
+    assert main(["db", "init", "--no-wait"]) == 0
+    assert "navibot_vector: unchanged" in capsys.readouterr().out
+    assert main(["ingest", "--demo"]) == 0
+    assert "MongoDB" in capsys.readouterr().out or True  # the ingest line is the lead's (bot/cli.py)
+    assert main(["db", "status"]) == 0
+    status = capsys.readouterr().out
+    assert "documents 16, chunks 29" in status and "wordllama" in status
+    assert "index history.history_ttl: ready, expires after 30 days" in status
+    assert "index events.events_unique: ready, unique" in status
+    assert "search index navibot_vector (vectorSearch): ready, queryable" in status
+    assert "Sup3rSecret" not in status
+
+
+def test_a_changed_definition_is_updated(server: FakeDatabase, capsys: pytest.CaptureFixture[str],
+                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    assert main(["db", "init", "--no-wait"]) == 0
+    indexes = server[db_command.CHUNKS]._search_indexes
+    indexes["navibot_text"]["latestDefinition"] = {"mappings": {"dynamic": True}}
+    assert main(["db", "init", "--timeout", "5"]) == 0
+    assert "navibot_text: definition updated" in capsys.readouterr().out
+    assert indexes["navibot_text"]["latestDefinition"]["mappings"]["dynamic"] is False
+
+
+def test_search_and_ask_run_on_mongodb(server: FakeDatabase, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["db", "init", "--timeout", "5"]) == 0
+    assert main(["ingest", "--demo"]) == 0
+    capsys.readouterr()
+    assert main(["search", "can college students get SNAP?"]) == 0
+    assert "SNAP for college students" in capsys.readouterr().out.splitlines()[0]
+    assert main(["ask", "Can college students get SNAP?"]) == 0
+    assert "student" in capsys.readouterr().out.lower()
+    assert server.raw("answers").count_documents({}) == 1  # the turn was recorded in MongoDB
+
+
+def test_db_init_timeout_and_missing_search_are_one_line(server: FakeDatabase,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["db", "init", "--timeout", "0.001"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]  # after the progress lines
+    assert err.startswith("navibot: the search indexes (") and "navibot db status" in err
+    server.server.search = False
+    assert main(["db", "init"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "needs MongoDB Atlas or the mongodb/mongodb-atlas-local image" in err and "\n" not in err
+    assert main(["db", "status"]) == 0
+    assert "search indexes: unavailable" in capsys.readouterr().out
+
+
+def test_db_needs_the_mongodb_store(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    assert main(["db", "status"]) == 2
+    assert "set NAVIBOT_STORE=mongodb" in capsys.readouterr().err
+    monkeypatch.setenv("NAVIBOT_STORE", "mongodb")
+    assert main(["search", "snap"]) == 2
+    assert capsys.readouterr().err.strip() == ("navibot: NAVIBOT_STORE=mongodb needs NAVIBOT_MONGODB_URI "
+                                               "(mongodb+srv://USER:PASSWORD@CLUSTER/ for Atlas, "
+                                               "mongodb://localhost:27017/?directConnection=true for "
+                                               "mongodb-atlas-local)")
+
+
+def test_unreachable_server_names_the_host_not_the_password(capsys: pytest.CaptureFixture[str],
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """The real driver, nothing listening: one line, the host, no password, no traceback."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]  # closed again below: nothing listens there
+    monkeypatch.setenv("NAVIBOT_STORE", "mongodb")
+    monkeypatch.setenv("NAVIBOT_MONGODB_URI", f"mongodb://navi:Sup3rSecret@127.0.0.1:{port}/?directConnection=true")
+    monkeypatch.setenv("NAVIBOT_MONGODB_CONNECT_TIMEOUT", "0.3")
+    started = time.monotonic()
+    assert main(["db", "status"]) == 2
+    out, err = capsys.readouterr()
+    assert err.strip() == (f"navibot: cannot reach MongoDB at 127.0.0.1:{port} within 0.3 s "
+                           "(NAVIBOT_MONGODB_URI, NAVIBOT_MONGODB_CONNECT_TIMEOUT)")
+    assert "Sup3rSecret" not in out + err and time.monotonic() - started < 10
+    with pytest.raises(MongoUnavailable, match="not a valid MongoDB connection string|not usable"):
+        MongoConnection.open(MongoConfig("http://navi:Sup3rSecret@example", connect_timeout=0.3))
+
+
+def test_search_failure_on_a_server_without_search_is_plain(server: FakeDatabase,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    server.server = Server(search=False)
+    for collection in server._collections.values():
+        collection._server = server.server
+    assert main(["ingest", "--demo"]) == 0
+    capsys.readouterr()
+    assert main(["search", "snap students"]) == 2
+    assert capsys.readouterr().err.strip() == (
+        "navibot: MongoDB at cluster0.example.mongodb.net cannot search: $vectorSearch stage is only allowed on "
+        "MongoDB Atlas; the backend needs MongoDB Atlas or the mongodb/mongodb-atlas-local image, prepared with "
+        "`navibot db init`")
+
+
+def test_search_before_db_init_says_so(server: FakeDatabase, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["ingest", "--demo"]) == 0
+    capsys.readouterr()
+    assert main(["search", "snap students"]) == 2
+    assert capsys.readouterr().err.strip() == (
+        "navibot: the search indexes navibot_vector, navibot_text of MongoDB database navibot are missing or not "
+        "queryable yet: run `navibot db init` (or `navibot db status` to see their state)")

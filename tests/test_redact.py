@@ -1,0 +1,77 @@
+"""PII redaction: what is replaced, what policy text keeps, and that the stores only ever see redacted text."""
+
+from __future__ import annotations
+
+import pytest
+
+from bot.conversations import AnswerRecord, HistoryTurn
+from bot.redact import RedactingConversationStore, redact
+from bot.settings import Settings
+from bot.stores import open_conversation_store
+from rag.citations import Citation
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("SSN 123-45-6789.", "SSN [ssn]."),
+    ("her social is 123 45 6789", "her social is [ssn]"),
+    ("ssn:123456789", "ssn:[ssn]"),
+    ("call (555) 123-4567 today", "call [phone] today"),
+    ("555-123-4567 or 555.123.4567", "[phone] or [phone]"),
+    ("+1 555 123 4567", "[phone]"),
+    ("1-800-221-5689", "[phone]"),
+    ("cell 5551234567", "cell [phone]"),
+    ("London +44 20 7946 0958", "London [phone]"),
+    ("write to jane.doe+snap@example.org.", "write to [email]."),
+    ("DOB: 01/02/1980", "DOB: [dob]"),
+    ("born on March 3, 1975 in Ohio", "born on [dob] in Ohio"),
+    ("date of birth is 1980-02-01", "date of birth is [dob]"),
+    ("Maria, 123-45-6789, maria@example.com, (555) 123-4567", "Maria, [ssn], [email], [phone]"),
+])
+def test_personal_data_is_replaced(text: str, expected: str) -> None:
+    assert redact(text) == expected
+
+
+@pytest.mark.parametrize("text", [
+    "Under 7 CFR 273.5 a student may qualify.",
+    "The gross limit is $1,234 a month, or $2,345.67 for two.",
+    "works at least 20 hours a week",
+    "from January 1, 2025 to 01/15/2026 (FY 2024-2025)",
+    "130 percent of the poverty line; section 1902(a)(10)(A)",
+    "refer to the ZX-42 desk within 10 days",
+    "a household of 3 with $123,456,789 in assets",
+    "the amount $123456789",
+    "version 1.2.3.4 of form 12-3456-789",
+    "effective 2024-10-01",
+    "",
+])
+def test_policy_text_is_left_alone(text: str) -> None:
+    assert redact(text) == text
+
+
+def test_the_stores_get_redacted_turns_answers_and_reasons(monkeypatch: pytest.MonkeyPatch) -> None:
+    store = open_conversation_store(Settings())  # SQLite, redaction on by default
+    assert isinstance(store, RedactingConversationStore)
+    try:
+        question = "client 123-45-6789 at maria@example.com asks if students get SNAP"
+        store.append_turn("k", HistoryTurn(question, question, "Yes, call 555-123-4567.", ["s.0"]), keep=5)
+        quote = Citation(1, "d", "d::0", "d::0.0", "T", [], "https://x", None, "Call 1-800-221-5689 for help.")
+        store.save_answer(AnswerRecord("a1", "k", "slack", "U1", question, question, "Yes.", "answer", "concise",
+                                       [quote]))
+        store.record_feedback("a1", "U1", False, "wrong for DOB 01/02/1980, reach me at 555-123-4567")
+        [turn] = store.history("k", 5)
+        assert turn.question == "client [ssn] at [email] asks if students get SNAP"
+        assert turn.answer == "Yes, call [phone]." and turn.cited_ids == ["s.0"]
+        answer = store.get_answer("a1")
+        assert answer is not None and answer.question == turn.question
+        assert answer.citations[0].quote == "Call 1-800-221-5689 for help."  # public source text, kept verbatim
+        [rating] = store.feedback("a1")
+        assert rating.reason == "wrong for DOB [dob], reach me at [phone]"
+    finally:
+        store.close()
+    monkeypatch.setenv("NAVIBOT_REDACT_PII", "false")
+    plain = open_conversation_store(Settings())
+    try:
+        assert not isinstance(plain, RedactingConversationStore)
+        assert plain.history("k", 5)[0].question.startswith("client [ssn]")  # what was stored stays redacted
+    finally:
+        plain.close()
