@@ -283,6 +283,23 @@ def test_the_turn_deadline_bounds_slow_endpoints(demo: Core, gemini_a: FakeGemin
     assert len(gemini_a.calls) == 1 and len(gemini_b.calls) == 1
 
 
+def test_a_slow_rewrite_leaves_the_answer_its_time(demo: Core, gemini_a: FakeGemini, gemini_b: FakeGemini) -> None:
+    gemini_a.delay = 5.0  # the rewrite model's endpoint hangs; the answer model's replies at once
+    rewriter = GeminiRewriter(gemini_failover([KEY], [gemini_a.url], 5.0), "gemini-2.5-flash-lite",
+                              HeuristicRewriter())
+    engine = gemini_engine(demo, [gemini_b], deadline=2.0)
+    engine.rewriter = rewriter
+    history = [Exchange(STUDENTS, "Most students need an exemption.", STUDENTS)]
+    started = time.monotonic()
+    outcome = engine.answer(WORK, history, MOOD)
+    elapsed = time.monotonic() - started
+    assert 0.6 < elapsed < 1.3, elapsed  # the rewrite may use 35% of the 2 s, not all of it
+    assert outcome.kind == "answer" and UNAVAILABLE_NOTICE not in outcome.text
+    assert outcome.standalone == HeuristicRewriter().rewrite(WORK, history).standalone
+    [fallback] = outcome.fallbacks
+    assert fallback.startswith("rewrite: gemini rewrite failed") and "timed out" in fallback
+
+
 def test_a_spent_deadline_starts_no_call(demo: Core, gemini_a: FakeGemini) -> None:
     outcome = gemini_engine(demo, [gemini_a], deadline=0.0).answer(STUDENTS, [], MOOD)
     assert gemini_a.calls == [] and "deadline passed" in outcome.fallbacks[0]

@@ -25,6 +25,8 @@ from rag.providers.failover import (
 )
 
 EMBED_BATCH = 96  # the v2 embed endpoint takes at most 96 texts per call
+QUERY_EMBED_SHARE = 0.25  # of the turn's time left: the rest is kept for the answer
+RERANK_SHARE = 0.3
 RERANK_DOC_CHARS = 6000  # a section is long; its start (title, headings, first paragraphs) decides relevance
 
 
@@ -64,7 +66,7 @@ class CohereEmbedder:
     def dim(self) -> int:
         return self._dim
 
-    def _embed(self, texts: list[str], input_type: str, operation: str) -> np.ndarray:
+    def _embed(self, texts: list[str], input_type: str, operation: str, share: float = 1.0) -> np.ndarray:
         def call(client: cohere.ClientV2, timeout: float) -> list[list[float]]:
             response = client.embed(model=self.model, input_type=input_type, texts=batch,  # type: ignore[arg-type]
                                     embedding_types=["float"], output_dimension=self._dim,
@@ -78,7 +80,7 @@ class CohereEmbedder:
         for start in range(0, len(texts), EMBED_BATCH):
             batch = texts[start:start + EMBED_BATCH]
             try:
-                out.extend(self.failover.call(operation, call))
+                out.extend(self.failover.call(operation, call, share=share))
             except ProviderError as exc:
                 raise EmbeddingUnavailable(str(exc)) from exc
         return _normalise(np.asarray(out, dtype=np.float32).reshape(len(texts), self._dim))
@@ -90,7 +92,7 @@ class CohereEmbedder:
 
     def embed_query(self, text: str) -> np.ndarray:
         try:
-            return self._embed([text], "search_query", "embed query")[0]
+            return self._embed([text], "search_query", "embed query", share=QUERY_EMBED_SHARE)[0]
         except EmbeddingUnavailable as exc:
             note_fallback("embed", f"{exc}; lexical search only", logged=False)  # the Retriever logs it
             raise
@@ -117,6 +119,7 @@ class CohereReranker:
                 raise BadReply("rerank results do not match the documents sent")
             return results
 
-        results = self.failover.call("rerank", call)  # ProviderError: the engine keeps the fused order
+        # A ProviderError reaches the engine, which keeps the fused order.
+        results = self.failover.call("rerank", call, share=RERANK_SHARE)
         ranked = sorted(results, key=lambda r: -r[1])
         return [replace(hits[i], rerank_score=score) for i, score in dict(ranked).items()]

@@ -45,6 +45,8 @@ from rag.rewrite import Exchange, Rewrite, Rewriter
 log = logging.getLogger(__name__)
 
 EMBED_BATCH = 100  # batchEmbedContents takes at most 100 requests
+REWRITE_SHARE = 0.35  # of the turn's time: the rest is kept for retrieval and the answer
+QUERY_EMBED_SHARE = 0.25
 
 
 def classify(exc: Exception) -> tuple[Verdict, str]:
@@ -119,7 +121,7 @@ class GeminiRewriter:
             return " ".join(standalone.split())
 
         try:
-            return Rewrite(self.failover.call("rewrite", call))
+            return Rewrite(self.failover.call("rewrite", call, share=REWRITE_SHARE))
         except ProviderError as exc:
             note_fallback("rewrite", f"{exc}; using the offline rewriter")
             return self.fallback.rewrite(question, history)
@@ -194,7 +196,7 @@ class GeminiEmbedder:
     def dim(self) -> int:
         return self._dim
 
-    def _embed(self, texts: list[str], task: str, operation: str) -> np.ndarray:
+    def _embed(self, texts: list[str], task: str, operation: str, share: float = 1.0) -> np.ndarray:
         def call(client: genai.Client, timeout: float) -> list[list[float]]:
             response = client.models.embed_content(
                 model=self.model, contents=batch,  # type: ignore[arg-type]
@@ -209,7 +211,7 @@ class GeminiEmbedder:
         for start in range(0, len(texts), EMBED_BATCH):
             batch = texts[start:start + EMBED_BATCH]
             try:
-                out.extend(self.failover.call(operation, call))
+                out.extend(self.failover.call(operation, call, share=share))
             except ProviderError as exc:
                 raise EmbeddingUnavailable(str(exc)) from exc
         return _normalise(np.asarray(out, dtype=np.float32).reshape(len(texts), self._dim))
@@ -221,7 +223,7 @@ class GeminiEmbedder:
 
     def embed_query(self, text: str) -> np.ndarray:
         try:
-            return self._embed([text], "RETRIEVAL_QUERY", "embed query")[0]
+            return self._embed([text], "RETRIEVAL_QUERY", "embed query", share=QUERY_EMBED_SHARE)[0]
         except EmbeddingUnavailable as exc:
             note_fallback("embed", f"{exc}; lexical search only", logged=False)  # the Retriever logs it
             raise
