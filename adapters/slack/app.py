@@ -124,7 +124,14 @@ class SlackApp:
 
     def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
         """Runs after the acknowledgement; kept referenced so it is not collected mid-way, and drainable."""
-        task = asyncio.get_running_loop().create_task(work)
+
+        async def guarded() -> None:
+            try:
+                await work
+            except Exception:  # the work apologizes itself; this is the last net, for the log
+                log.exception("slack: background work failed (trace %s)", uuid.uuid4().hex[:12])
+
+        task = asyncio.get_running_loop().create_task(guarded())
         self.tasks.add(task)
         task.add_done_callback(self.tasks.discard)
 
