@@ -341,6 +341,26 @@ def test_a_web_api_failure_becomes_an_apology_with_a_trace_id(harness: Harness,
     assert any(trace.group(1) in r.getMessage() and "fatal_error" in r.getMessage() for r in caplog.records)
 
 
+def test_a_failure_inside_the_bot_or_the_adapter_becomes_an_apology_in_the_thread(
+        harness: Harness, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    def broken(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("index offline")
+
+    ch = channel()
+    with caplog.at_level(logging.ERROR):
+        monkeypatch.setattr(harness.bot.handler.engine, "answer", broken)  # inside the turn handler
+        _, in_bot = harness.mention(ch, STUDENTS)
+        monkeypatch.undo()
+        monkeypatch.setattr("adapters.slack.app.render", broken)  # inside the adapter
+        _, in_adapter = harness.mention(ch, STUDENTS)
+        harness.settle()
+    for reply in (in_bot, in_adapter):
+        trace = re.search(r"trace id ([0-9a-f]{12})", reply.args["text"])
+        assert trace and reply.args["text"].startswith("Sorry") and "index offline" not in reply.args["text"]
+        assert any(trace.group(1) in r.getMessage() for r in caplog.records)
+        assert reply.args["thread_ts"]
+
+
 def test_blocks_slack_refuses_still_deliver_the_answer_as_text(harness: Harness) -> None:
     ch = channel()
     harness.fake.fail_next("chat.postMessage", "invalid_blocks")
