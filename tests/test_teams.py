@@ -281,7 +281,8 @@ def test_mood_then_question_uses_that_mood_and_reset_forgets(bot: Bot) -> None:
     assert any("Mood: kids." in t for t in card_texts(only_card(answer)))
     assert answer.body.get("entities")
     assert reset.body["text"].startswith("Done: I forgot this conversation's history (1 earlier question)")
-    assert "Commands:" in help_.body["text"]
+    assert "Commands:" in help_.body["text"] and help_.body["textFormat"] == "markdown"
+    assert "\n\n• `reset`" in help_.body["text"], "each line its own paragraph: Teams may join single line breaks"
 
 
 def test_follow_up_in_the_same_reply_chain_uses_history_and_other_chains_do_not(bot: Bot) -> None:

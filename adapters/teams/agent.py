@@ -113,7 +113,12 @@ def reply_activity(reply: Reply, asked: str | None = None) -> Activity:
     if reply.kind is ReplyKind.ERROR:
         return Activity(type=ActivityTypes.message, summary=_summary(reply.text),
                         attachments=[Attachment(**_attachment_fields(notice_card(reply.text, attention=True)))])
-    return Activity(type=ActivityTypes.message, text=reply.text, text_format="markdown")
+    return Activity(type=ActivityTypes.message, text=teams_markdown(reply.text), text_format="markdown")
+
+
+def teams_markdown(text: str) -> str:
+    """Teams' markdown may join single line breaks into one paragraph: every line becomes its own paragraph."""
+    return "\n\n".join(line.rstrip() for line in text.split("\n") if line.strip())
 
 
 def _attachment_fields(card: dict[str, Any]) -> dict[str, Any]:
