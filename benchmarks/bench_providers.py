@@ -26,6 +26,8 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from pydantic import SecretStr
+
 from benchmarks.results_file import write_section
 from bot.cli import demo_kb_path
 from bot.runtime import build_bot
@@ -52,8 +54,8 @@ def run(threads: int) -> tuple[dict[str, list[float]], dict[str, list[float]], l
     try:
         with tempfile.TemporaryDirectory(prefix="navibot-bench-providers-") as tmp:
             settings = Settings(_env_file=None, data_dir=Path(tmp), llm="gemini", embedder="gemini",  # type: ignore[call-arg]
-                                rerank="cohere", gemini_api_keys=["bench"], gemini_base_urls=[gemini.url],
-                                cohere_api_keys=["bench"], cohere_base_urls=[cohere.url])
+                                rerank="cohere", gemini_api_keys=[SecretStr("bench")], gemini_base_urls=[gemini.url],
+                                cohere_api_keys=[SecretStr("bench")], cohere_base_urls=[cohere.url])
             bot = build_bot(settings)
             try:
                 bot.core.ingestor.ingest_paths([demo_kb_path()])

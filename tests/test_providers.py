@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pydantic import ValidationError
+from pydantic import SecretStr, ValidationError
 
 from bot.cli import demo_kb_path, main
 from bot.providers import make_answerer, make_embedder
@@ -141,7 +141,7 @@ def test_keys_and_endpoints_are_comma_separated_and_keys_stay_secret(monkeypatch
 
 def test_gemini_answers_through_build_bot_and_the_turn_handler(demo: Core, gemini_a: FakeGemini,
                                                                 tmp_path: Path) -> None:
-    settings = Settings(llm="gemini", gemini_api_keys=[KEY], gemini_base_urls=[gemini_a.url])  # type: ignore[arg-type]
+    settings = Settings(llm="gemini", gemini_api_keys=[SecretStr(KEY)], gemini_base_urls=[gemini_a.url])
     bot = build_bot(settings, demo.store.path, tmp_path / "conversations.sqlite3")  # type: ignore[attr-defined]
     try:
         turn = Turn("slack", "T1", "C1", "th1", "U1", STUDENTS, "ev1")
@@ -350,7 +350,7 @@ def test_cohere_embeddings_use_input_types_and_batches_of_96(cohere_a: FakeCoher
 
 def test_query_embedding_failure_falls_back_to_lexical_search(cohere_a: FakeCohere, tmp_path: Path,
                                                               kb: Path) -> None:
-    settings = Settings(embedder="cohere", cohere_api_keys=[KEY], cohere_base_urls=[cohere_a.url],  # type: ignore[arg-type]
+    settings = Settings(embedder="cohere", cohere_api_keys=[SecretStr(KEY)], cohere_base_urls=[cohere_a.url],
                         cohere_embed_dim=256)
     core = build_core(settings, tmp_path / "cohere.sqlite3")
     try:
@@ -375,7 +375,7 @@ def test_a_store_built_with_another_embedder_says_how_to_fix_it(cohere_a: FakeCo
     offline = build_core(Settings(), store)
     offline.ingestor.ingest_paths([kb])
     offline.close()
-    settings = Settings(embedder="cohere", cohere_api_keys=[KEY], cohere_base_urls=[cohere_a.url])  # type: ignore[arg-type]
+    settings = Settings(embedder="cohere", cohere_api_keys=[SecretStr(KEY)], cohere_base_urls=[cohere_a.url])
     with pytest.raises(EmbeddingMismatch) as caught:
         build_core(settings, store)
     message = str(caught.value)
@@ -392,7 +392,7 @@ def test_a_store_built_with_another_embedder_says_how_to_fix_it(cohere_a: FakeCo
 
 
 def test_gemini_embedder_is_wired_from_settings(gemini_a: FakeGemini, tmp_path: Path, kb: Path) -> None:
-    settings = Settings(embedder="gemini", gemini_api_keys=[KEY], gemini_base_urls=[gemini_a.url],  # type: ignore[arg-type]
+    settings = Settings(embedder="gemini", gemini_api_keys=[SecretStr(KEY)], gemini_base_urls=[gemini_a.url],
                         gemini_embed_dim=128)
     assert make_embedder(settings).name == "gemini/gemini-embedding-001-128"
     core = build_core(settings, tmp_path / "gemini.sqlite3")
@@ -409,7 +409,7 @@ def test_gemini_embedder_is_wired_from_settings(gemini_a: FakeGemini, tmp_path: 
 # --- rerank -------------------------------------------------------------------------------------------------------
 
 def test_cohere_reranks_the_fused_candidates(demo: Core, cohere_a: FakeCohere, tmp_path: Path) -> None:
-    settings = Settings(rerank="cohere", cohere_api_keys=[KEY], cohere_base_urls=[cohere_a.url],  # type: ignore[arg-type]
+    settings = Settings(rerank="cohere", cohere_api_keys=[SecretStr(KEY)], cohere_base_urls=[cohere_a.url],
                         rerank_candidates=20)
     bot = build_bot(settings, demo.store.path, tmp_path / "c.sqlite3")  # type: ignore[attr-defined]
     try:
