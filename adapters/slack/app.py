@@ -86,10 +86,11 @@ def question_text(text: str, bot_user_id: str | None) -> str:
     return re.sub(r"[ \t]+", " ", text).strip()
 
 
-def make_web_client(settings: SlackSettings) -> AsyncWebClient:
-    """The Web API client: the bot token, SLACK_API_URL as base URL, retries on 429 after Retry-After."""
-    token = settings.slack_bot_token.get_secret_value() if settings.slack_bot_token else None
-    return AsyncWebClient(token=token, base_url=settings.slack_api_url, retry_handlers=retry_handlers())
+def configure_web_client(client: AsyncWebClient, settings: SlackSettings) -> AsyncWebClient:
+    """SLACK_API_URL as the Web API base URL (GovSlack, tests), and retries on 429 after Retry-After."""
+    client.base_url = settings.slack_api_url
+    client.retry_handlers = retry_handlers()
+    return client
 
 
 class SlackApp:
@@ -99,11 +100,14 @@ class SlackApp:
         self.bot = bot
         self.settings = settings
         self.mode = mode
-        self.client = make_web_client(settings)
         secret = settings.slack_signing_secret.get_secret_value() if settings.slack_signing_secret else ""
-        self.app = AsyncApp(client=self.client, signing_secret=secret, name="navibot",
+        token = settings.slack_bot_token.get_secret_value() if settings.slack_bot_token else None
+        # The token is given to Bolt rather than a ready client: with a client, Bolt still reads SLACK_BOT_TOKEN from
+        # the environment and warns that it is unused. Its client is then pointed at SLACK_API_URL with our retries.
+        self.app = AsyncApp(token=token, signing_secret=secret, name="navibot",
                             # Socket Mode requests are not signed; Bolt skips the check for them anyway.
                             request_verification_enabled=mode == "http")
+        self.client = configure_web_client(self.app.client, settings)
         self.tasks: set[asyncio.Task[None]] = set()
         # The thread a user last asked in, per channel: what `/navibot reset` (which has no thread) forgets.
         self._latest_thread: OrderedDict[tuple[str, str, str], str] = OrderedDict()
