@@ -4,6 +4,7 @@ and clear one-line refusals for what Teams would reject."""
 from __future__ import annotations
 
 import json
+import random
 import shutil
 import struct
 import zipfile
@@ -12,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from adapters.teams.package import default_manifest_dir, png_size, validate
+from adapters.teams.package import default_manifest_dir, png_rgba, png_size, validate
 from bot.cli import main
 
 BOT = "11111111-2222-3333-4444-555555555555"
@@ -25,11 +26,11 @@ def teams_env(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("NAVIBOT_TEAMS_APP_ID", APP)
 
 
-def write_png(path: Path, width: int, height: int) -> Path:
+def write_png(path: Path, width: int, height: int, pixel: bytes = b"\xff\xff\xff\x00") -> Path:
     def chunk(kind: bytes, data: bytes) -> bytes:
         return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
 
-    raw = b"".join(b"\x00" + b"\xff\xff\xff\x00" * width for _ in range(height))
+    raw = b"".join(b"\x00" + pixel * width for _ in range(height))
     path.write_bytes(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 6, 0, 0, 0))
                      + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b""))
     return path
@@ -39,6 +40,10 @@ def test_the_shipped_icons_have_the_sizes_teams_requires() -> None:
     folder = default_manifest_dir()
     assert png_size(folder / "color.png") == (192, 192)
     assert png_size(folder / "outline.png") == (32, 32)
+    outline = png_rgba(folder / "outline.png")
+    assert outline is not None and outline[0][3] == 0, "transparent background"
+    assert {p[:3] for p in outline if p[3]} == {(255, 255, 255)}, "white drawing"
+    assert sum(1 for p in outline if p[3] > 128) > 50, "and something is drawn"
     template = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
     assert "{{TEAMS_APP_ID}}" == template["id"] and "{{BOT_ID}}" == template["bots"][0]["botId"]
     assert tuple(map(int, template["manifestVersion"].split("."))) >= (1, 19)
@@ -117,6 +122,18 @@ def test_wrong_icon_sizes_and_a_broken_manifest_are_rejected(teams_env: None, tm
     assert "placeholders no setting fills: SOMETHING_ELSE" in capsys.readouterr().err
 
 
+def test_an_outline_icon_that_is_not_white_on_transparent_is_rejected(teams_env: None, tmp_path: Path,
+                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    folder = tmp_path / "mine"
+    shutil.copytree(default_manifest_dir(), folder)
+    write_png(folder / "outline.png", 32, 32, pixel=b"\x0f\x6c\xbd\xff")  # solid blue, no transparency
+    assert main(["teams", "package", "--manifest-dir", str(folder), "--out", str(tmp_path / "p.zip")]) == 2
+    assert "outline.png has no transparent background" in capsys.readouterr().err
+    write_png(folder / "outline.png", 32, 32, pixel=b"\x0f\x6c\xbd\x80")
+    assert main(["teams", "package", "--manifest-dir", str(folder), "--out", str(tmp_path / "p.zip")]) == 2
+    assert "must be white on transparent" in capsys.readouterr().err
+
+
 def test_validation_names_every_missing_required_field(tmp_path: Path) -> None:
     problems = validate({"$schema": "https://developer.microsoft.com/json-schemas/teams/v1.16/"
                                     "MicrosoftTeams.schema.json", "manifestVersion": "1.16"}, tmp_path)
@@ -139,3 +156,36 @@ def test_running_with_a_partial_set_of_credentials_is_refused(monkeypatch: pytes
     assert main(["teams", "--port", "1"]) == 2
     err = capsys.readouterr().err
     assert "NAVIBOT_TEAMS_CLIENT_SECRET, NAVIBOT_TEAMS_TENANT_ID" in err and "Traceback" not in err
+
+
+def test_png_pixels_are_read_through_every_row_filter(tmp_path: Path) -> None:
+    """Icon tools pick a row filter per row (Sub, Up, Average, Paeth): the reader undoes each of them."""
+    rng = random.Random(7)
+    width, height, channels = 5, 5, 4
+    rows = [bytes(rng.randrange(256) for _ in range(width * channels)) for _ in range(height)]
+
+    def paeth(a: int, b: int, c: int) -> int:
+        p = a + b - c
+        pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+        return a if pa <= pb and pa <= pc else b if pb <= pc else c
+
+    raw, previous = b"", bytes(width * channels)
+    for y, row in enumerate(rows):
+        kind = y % 5
+        out = bytearray()
+        for x, value in enumerate(row):
+            left = row[x - channels] if x >= channels else 0
+            up, corner = previous[x], previous[x - channels] if x >= channels else 0
+            predictor = [0, left, up, (left + up) // 2, paeth(left, up, corner)][kind]
+            out.append((value - predictor) & 0xFF)
+        raw += bytes([kind]) + bytes(out)
+        previous = row
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    path = tmp_path / "f.png"
+    path.write_bytes(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 6, 0, 0, 0))
+                     + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b""))
+    expected = [tuple(row[i:i + 4]) for row in rows for i in range(0, width * channels, 4)]
+    assert png_rgba(path) == expected

@@ -12,6 +12,7 @@ import json
 import re
 import struct
 import zipfile
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -70,6 +71,70 @@ def png_size(path: Path) -> tuple[int, int] | None:
         return None
     width, height = struct.unpack(">II", head[16:24])
     return int(width), int(height)
+
+
+def png_rgba(path: Path) -> list[tuple[int, int, int, int]] | None:
+    """The pixels of an 8-bit, non-interlaced RGBA or grey+alpha PNG (what icon tools write for a transparent
+    icon); None for any other kind, which is then only checked for its size."""
+    data = path.read_bytes()
+    if not data.startswith(_PNG_SIGNATURE):
+        return None
+    pos, header, idat = 8, b"", bytearray()
+    while pos + 8 <= len(data):
+        length, kind = struct.unpack(">I4s", data[pos:pos + 8])
+        body = data[pos + 8:pos + 8 + length]
+        if kind == b"IHDR":
+            header = body
+        elif kind == b"IDAT":
+            idat += body
+        pos += 12 + length
+    if len(header) < 13:
+        return None
+    width, height, depth, colour, _, _, interlace = struct.unpack(">IIBBBBB", header[:13])
+    channels = {6: 4, 4: 2}.get(colour)
+    if depth != 8 or channels is None or interlace:
+        return None
+    try:
+        raw = zlib.decompress(bytes(idat))
+    except zlib.error:
+        return None
+    stride = width * channels
+    if len(raw) < height * (stride + 1):
+        return None
+    rows: list[bytearray] = []
+    previous = bytearray(stride)
+    for y in range(height):
+        kind, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+        for x in range(stride):  # undo the PNG row filter (None, Sub, Up, Average, Paeth)
+            left = line[x - channels] if x >= channels else 0
+            up, corner = previous[x], previous[x - channels] if x >= channels else 0
+            if kind == 1:
+                line[x] = (line[x] + left) & 0xFF
+            elif kind == 2:
+                line[x] = (line[x] + up) & 0xFF
+            elif kind == 3:
+                line[x] = (line[x] + (left + up) // 2) & 0xFF
+            elif kind == 4:
+                p = left + up - corner
+                pa, pb, pc = abs(p - left), abs(p - up), abs(p - corner)
+                line[x] = (line[x] + (left if pa <= pb and pa <= pc else up if pb <= pc else corner)) & 0xFF
+        rows.append(line)
+        previous = line
+    if channels == 4:
+        return [(r[i], r[i + 1], r[i + 2], r[i + 3]) for r in rows for i in range(0, stride, 4)]
+    return [(r[i], r[i], r[i], r[i + 1]) for r in rows for i in range(0, stride, 2)]
+
+
+def _outline_problem(path: Path) -> str | None:
+    """Teams wants the outline icon white on a transparent background."""
+    pixels = png_rgba(path)
+    if pixels is None:
+        return None
+    if all(a == 255 for *_rgb, a in pixels):
+        return f"icons.outline: {path.name} has no transparent background"
+    if any(a > 0 and min(r, g, b) < 235 for r, g, b, a in pixels):
+        return f"icons.outline: {path.name} must be white on transparent (it has coloured pixels)"
+    return None
 
 
 def _text(manifest: dict[str, Any], path: str) -> str | None:
@@ -138,6 +203,8 @@ def validate(manifest: dict[str, Any], folder: Path) -> list[str]:
             problems.append(f"icons.{icon}: {path} is not a PNG file")
         elif found != size:
             problems.append(f"icons.{icon}: {path.name} is {found[0]}x{found[1]} pixels; it must be {size[0]}x{size[1]}")
+        elif icon == "outline" and (problem := _outline_problem(path)):
+            problems.append(problem)
     problems.extend(_bot_problems(manifest))
     domains = manifest.get("validDomains", [])
     if not isinstance(domains, list) or not all(isinstance(d, str) and d and "://" not in d for d in domains):
