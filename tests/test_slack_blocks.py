@@ -139,7 +139,10 @@ def test_feedback_confirmation_and_reason_modal() -> None:
 @pytest.mark.parametrize(("raw", "expected"), [
     ("<@U0NAVIBOT> can students get SNAP?", "can students get SNAP?"),
     ("<@U0NAVIBOT>", ""),
-    ("hey <@U0NAVIBOT|navibot>, does <@U0ALICE> qualify?", "hey , does @U0ALICE qualify?"),
+    ("hey <@U0NAVIBOT|navibot>, does <@U0ALICE> qualify?", "hey does @U0ALICE qualify?"),
+    ("<@U0NAVIBOT>: reset", "reset"),
+    ("<@U0NAVIBOT>, mood kids", "mood kids"),
+    ("first line <@U0NAVIBOT>\nsecond line", "first line\nsecond line"),
     ("see <https://www.fns.usda.gov/snap|the SNAP page> and <https://x.gov/a>", "see the SNAP page and https://x.gov/a"),
     ("in <#C123|benefits>: income &lt; 130% &amp; assets &gt; 0", "in #benefits: income < 130% & assets > 0"),
     ("<!here> mood   kids", "@here mood kids"),

@@ -78,12 +78,14 @@ LATEST_THREADS_KEPT = 10_000
 def question_text(text: str, bot_user_id: str | None) -> str:
     """The words of a Slack message as a person reads them: the bot's own mention removed, other mentions,
     links and channel names as their labels, and Slack's &amp; &lt; &gt; escapes undone."""
-    text = _MENTION.sub(lambda m: "" if m.group(1) == bot_user_id else f"@{m.group(1)}", text or "")
+    if bot_user_id:  # with the comma or colon people type after a name: "@Navibot: reset" is the command
+        text = re.sub(rf"<@{re.escape(bot_user_id)}(?:\|[^>]*)?>[,:;]?", " ", text or "")
+    text = _MENTION.sub(lambda m: f"@{m.group(1)}", text or "")
     text = _LINK.sub(lambda m: m.group(2) or m.group(1), text)
     text = _CHANNEL.sub(lambda m: f"#{m.group(1)}", text)
     text = _SPECIAL.sub(lambda m: m.group(2) or f"@{m.group(1)}", text)
     text = text.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
-    return re.sub(r"[ \t]+", " ", text).strip()
+    return "\n".join(re.sub(r"[ \t]+", " ", line).strip() for line in text.split("\n")).strip()
 
 
 def configure_web_client(client: AsyncWebClient, settings: SlackSettings) -> AsyncWebClient:
