@@ -39,6 +39,10 @@ class ProviderSettings(BaseSettings):
     gemini_model: str = Field(default="gemini-2.5-flash", description="Gemini model that writes answers.")
     gemini_rewrite_model: str = Field(default="gemini-2.5-flash-lite",
                                       description="Gemini model that makes follow-ups standalone.")
+    gemini_thinking_budget: int = Field(
+        default=0, ge=-1, le=32768, description="Thinking tokens Gemini may spend before answering: 0 = none (fastest, "
+                                                "for the 2.5 Flash models), -1 = the model's own choice (needed for "
+                                                "models that cannot switch thinking off, e.g. 2.5 Pro).")
     gemini_embed_model: str = Field(default="gemini-embedding-001", description="Gemini embedding model.")
     gemini_embed_dim: int = Field(default=768, ge=128, le=3072,
                                   description="Output dimensionality of the Gemini embeddings.")

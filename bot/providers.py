@@ -54,7 +54,8 @@ def make_rewriter(settings: Settings, titles: CachedTitles) -> Rewriter:
     if settings.llm == "gemini":
         from rag.providers.gemini import GeminiRewriter
 
-        return GeminiRewriter(gemini_failover(settings), settings.gemini_rewrite_model, offline)
+        return GeminiRewriter(gemini_failover(settings), settings.gemini_rewrite_model, offline,
+                              settings.gemini_thinking_budget)
     return offline
 
 
@@ -65,7 +66,8 @@ def make_answerer(settings: Settings, embedder: Embedder) -> Answerer:
     if settings.llm == "gemini":
         from rag.providers.gemini import GeminiAnswerer
 
-        return FallbackAnswerer(GeminiAnswerer(gemini_failover(settings), settings.gemini_model), extractive)
+        answerer = GeminiAnswerer(gemini_failover(settings), settings.gemini_model, settings.gemini_thinking_budget)
+        return FallbackAnswerer(answerer, extractive)
     return extractive
 
 

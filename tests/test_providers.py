@@ -154,6 +154,8 @@ def test_gemini_answers_through_build_bot_and_the_turn_handler(demo: Core, gemin
         config = call.body["generationConfig"]
         assert config["temperature"] == 0 and config["responseMimeType"] == "application/json"
         assert set(config["responseSchema"]["properties"]) == {"answer", "citations"}
+        # (the SDK sends this field in snake case; Google's JSON APIs accept both spellings)
+        assert list(config["thinkingConfig"].values()) == [0] and config["maxOutputTokens"] == 1024
         assert "ONLY the documents" in call.body["systemInstruction"]["parts"][0]["text"]
         documents = call.body["contents"][0]["parts"][0]["text"]
         ranks = [int(r) for r in re.findall(r'<document rank="(\d+)"', documents)]

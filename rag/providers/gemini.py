@@ -45,6 +45,8 @@ from rag.rewrite import Exchange, Rewrite, Rewriter
 log = logging.getLogger(__name__)
 
 EMBED_BATCH = 100  # batchEmbedContents takes at most 100 requests
+MAX_ANSWER_TOKENS = 1024  # a spoken answer is short; a runaway reply is cut (and then fails JSON parsing)
+MAX_REWRITE_TOKENS = 256
 REWRITE_SHARE = 0.35  # of the turn's time: the rest is kept for retrieval and the answer
 QUERY_EMBED_SHARE = 0.25
 
@@ -74,6 +76,11 @@ def _call_options(timeout: float) -> types.HttpOptions:
 NO_TOOLS = types.AutomaticFunctionCallingConfig(disable=True)  # no tools are given; also silences a log line
 
 
+def _thinking(budget: int | None) -> types.ThinkingConfig | None:
+    """None leaves the model's default; 0 switches thinking off (a navigator is waiting on the phone)."""
+    return None if budget is None or budget < 0 else types.ThinkingConfig(thinking_budget=budget)
+
+
 def _json_reply(response: types.GenerateContentResponse) -> dict[str, Any]:
     """The structured reply as a dict; anything else (blocked, empty, not JSON) is a BadReply."""
     try:
@@ -96,10 +103,12 @@ class GeminiRewriter:
     """A follow-up made standalone by Gemini; the offline heuristic when Gemini fails (or there is no history,
     where there is nothing to rewrite and no call is made)."""
 
-    def __init__(self, failover: Failover[genai.Client], model: str, fallback: Rewriter) -> None:
+    def __init__(self, failover: Failover[genai.Client], model: str, fallback: Rewriter,
+                 thinking_budget: int | None = 0) -> None:
         self.failover = failover
         self.model = model
         self.fallback = fallback
+        self.thinking = _thinking(thinking_budget)
 
     def rewrite(self, question: str, history: Sequence[Exchange]) -> Rewrite:
         question = question.strip()
@@ -114,6 +123,7 @@ class GeminiRewriter:
                 config=types.GenerateContentConfig(
                     system_instruction=REWRITE_SYSTEM, temperature=0.0, response_mime_type="application/json",
                     response_schema=REWRITE_SCHEMA, automatic_function_calling=NO_TOOLS,
+                    max_output_tokens=MAX_REWRITE_TOKENS, thinking_config=self.thinking,
                     http_options=_call_options(timeout)))
             standalone = _json_reply(response).get("question")
             if not isinstance(standalone, str) or not standalone.strip():
@@ -131,9 +141,10 @@ class GeminiAnswerer:
     """The answer written by Gemini from the retrieved sections, at temperature 0 with a JSON schema. Raises
     AnswerUnavailable when no endpoint gives a usable reply (the caller falls back to the extractive answer)."""
 
-    def __init__(self, failover: Failover[genai.Client], model: str) -> None:
+    def __init__(self, failover: Failover[genai.Client], model: str, thinking_budget: int | None = 0) -> None:
         self.failover = failover
         self.model = model
+        self.thinking = _thinking(thinking_budget)
 
     @staticmethod
     def contents(request: AnswerRequest) -> list[types.Content]:
@@ -165,6 +176,7 @@ class GeminiAnswerer:
                 config=types.GenerateContentConfig(
                     system_instruction=ANSWER_SYSTEM, temperature=0.0, response_mime_type="application/json",
                     response_schema=ANSWER_SCHEMA, automatic_function_calling=NO_TOOLS,
+                    max_output_tokens=MAX_ANSWER_TOKENS, thinking_config=self.thinking,
                     http_options=_call_options(timeout)))
             data = _json_reply(response)
             text, cited = data.get("answer"), data.get("citations", [])
