@@ -320,6 +320,26 @@ def test_personal_and_group_chats_are_answered_too(bot: Bot) -> None:
     assert all("[1]" in answer_of(reply) for reply in replies.values())
 
 
+def test_installing_in_a_personal_chat_says_hello_and_other_updates_are_quiet(bot: Bot) -> None:
+    async def scenario() -> list[Call]:
+        async with running(bot) as h:
+            base = message(h.connector, "", activity_id="u1", conversation="a:1personalchat",
+                           conversation_type="personal", mention=False)
+            installed = {**base, "type": "conversationUpdate", "text": None,
+                         "membersAdded": [{"id": BOT_ID}]}
+            team = {**message(h.connector, "", activity_id="u2"), "type": "conversationUpdate", "text": None,
+                    "membersAdded": [{"id": BOT_ID}]}
+            reaction = {**message(h.connector, "", activity_id="u3"), "type": "messageReaction", "text": None,
+                        "reactionsAdded": [{"type": "like"}], "replyToId": "bot-2"}
+            for body in (team, reaction, installed):
+                response = await h.post(body)
+                assert response.status in (200, 202)
+            return await h.connector.wait_messages(1)
+
+    (hello,) = asyncio.run(scenario())
+    assert hello.conversation_id == "a:1personalchat" and "Commands:" in hello.body["text"]
+
+
 # --- bad input and redelivery --------------------------------------------------------------------------------------
 
 def test_the_same_activity_twice_is_answered_once(bot: Bot) -> None:

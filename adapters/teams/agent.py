@@ -48,6 +48,7 @@ from pydantic import ValidationError
 from adapters.teams.cards import FEEDBACK_VERBS, answer_card, attachment, notice_card
 from adapters.teams.citations import ai_entity
 from adapters.teams.settings import TeamsSettings
+from bot.commands import HELP
 from bot.handler import FeedbackError
 from bot.runtime import Bot
 from bot.turns import Reply, ReplyKind, Turn
@@ -194,6 +195,7 @@ class TeamsBot:
         self.app.adaptive_card.action_execute(_FEEDBACK_VERB)(self._on_feedback_execute)
         self.app.adaptive_card.action_submit(_FEEDBACK_VERB, rank=RouteRank.FIRST)(self._on_feedback_submit)
         self.app.activity(ActivityTypes.message, rank=RouteRank.DEFAULT)(self._on_message)
+        self.app.conversation_update("membersAdded", rank=RouteRank.DEFAULT)(self._on_members_added)
         # Installs, member changes, reactions, edits: nothing to do (and no "no route found" warning for each).
         self.app.add_route(lambda context: context.activity.type != ActivityTypes.invoke, self._ignore,
                            rank=RouteRank.LAST)
@@ -271,6 +273,18 @@ class TeamsBot:
         # send_activity addresses the reply to the incoming activity (replyToId) in the same conversation id, so
         # in a channel it lands in the same reply chain (`;messageid=` kept).
         await send_with_retry(context, reply_activity(reply, asked=text))
+
+    async def _on_members_added(self, context: TurnContext, _state: TurnState) -> None:
+        """Installed in someone's personal chat: say what the bot does. (Added to a team or group chat: nothing,
+        a welcome there would land in front of everyone.)"""
+        activity = context.activity
+        me = activity.recipient.id if activity.recipient else None
+        personal = bool(activity.conversation and activity.conversation.conversation_type == "personal")
+        if personal and me and any(member.id == me for member in activity.members_added or []):
+            await context.send_activity(Activity(type=ActivityTypes.message, text=teams_markdown(HELP),
+                                                 text_format="markdown"))
+        else:
+            log.debug("teams: members added in %s", activity.conversation.id if activity.conversation else "?")
 
     async def _ignore(self, context: TurnContext, _state: TurnState) -> None:
         log.debug("teams: %s activity ignored", context.activity.type)
