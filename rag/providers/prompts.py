@@ -59,19 +59,24 @@ def _clip(text: str, words: int) -> str:
     return text if len(parts) <= words else " ".join(parts[:words]) + " …"
 
 
+def _attr(value: str) -> str:
+    """An attribute value that cannot close its quotes (titles may contain double quotes)."""
+    return value.replace('"', "'")
+
+
 def documents_block(hits: Sequence[SearchHit]) -> str:
     """The retrieved sections with their paragraph ids, the most relevant LAST (models attend most to the ends
     of a long context; the question comes right after it)."""
     blocks = []
     for rank, hit in reversed(list(enumerate(hits, start=1))):
         chunk = hit.chunk
-        header = f'<document rank="{rank}" title="{chunk.title}" section="{chunk.heading_text}"'
-        header += f' url="{chunk.url}">' if chunk.url else ">"
+        header = f'<document rank="{rank}" title="{_attr(chunk.title)}" section="{_attr(chunk.heading_text)}"'
+        header += f' url="{_attr(chunk.url)}">' if chunk.url else ">"
         paragraphs = []
         for sub in chunk.subchunks:
             under = " > ".join(sub.heading_path[len(chunk.heading_path):])
-            paragraphs.append(f'<paragraph id="{sub.sub_id}"' + (f' heading="{under}"' if under else "") +
-                              f">\n{sub.text}\n</paragraph>")
+            paragraphs.append(f'<paragraph id="{_attr(sub.sub_id)}"' + (f' heading="{_attr(under)}"' if under else "")
+                              + f">\n{sub.text}\n</paragraph>")
         blocks.append(header + "\n" + "\n".join(paragraphs) + "\n</document>")
     return ("Documents (the most relevant is last):\n\n" + "\n\n".join(blocks))
 
