@@ -420,6 +420,30 @@ def test_internal_failure_is_an_apology_card_with_a_trace_id(bot: Bot, monkeypat
     assert any(trace in r.getMessage() for r in caplog.records)
 
 
+def test_a_failing_feedback_store_answers_the_button_with_an_apology(bot: Bot, monkeypatch: pytest.MonkeyPatch,
+                                                                      caplog: pytest.LogCaptureFixture) -> None:
+    def broken(*_args: Any, **_kwargs: Any) -> Any:
+        raise RuntimeError("disk full")
+
+    monkeypatch.setattr(bot.handler, "record_feedback", broken)
+
+    async def scenario() -> dict[str, Any]:
+        async with running(bot) as h:
+            invoke = {**message(h.connector, "", activity_id="f:3"), "type": "invoke", "name": "adaptiveCard/action",
+                      "value": {"action": {"type": "Action.Execute", "verb": VERB_HELPFUL,
+                                           "data": {"answer_id": "a1"}}}}
+            async with h.session.post(h.url, json=invoke) as response:
+                assert response.status == 200
+                return dict(await response.json())
+
+    with caplog.at_level(logging.ERROR):
+        body = asyncio.run(scenario())
+    assert body["type"] == "application/vnd.microsoft.activity.message"
+    assert body["value"].startswith("Sorry, something went wrong") and "disk full" not in body["value"]
+    trace = body["value"].split("trace id ")[1].rstrip(").")
+    assert any(trace in r.getMessage() for r in caplog.records)
+
+
 def test_with_credentials_a_request_without_a_valid_token_is_401_and_nothing_runs(bot: Bot) -> None:
     settings = TeamsSettings(_env_file=None, client_id="11111111-2222-3333-4444-555555555555",  # type: ignore[call-arg]
                              client_secret=SecretStr("not-used-in-this-test"), tenant_id=TENANT)

@@ -28,6 +28,7 @@ from microsoft_agents.activity import (
     ContentTypes,
     DeliveryModes,
     Entity,
+    InvokeResponse,
 )
 from microsoft_agents.authentication.msal import MsalConnectionManager
 from microsoft_agents.hosting.aiohttp import (
@@ -338,12 +339,16 @@ class TeamsBot:
         # One line: the SDK has already logged the traceback of an application error.
         log.error("teams turn failed (trace %s, activity %s, conversation %s): %s: %s", trace, activity.id,
                   activity.conversation.id if activity.conversation else "?", type(error).__name__, error)
-        if activity.type != ActivityTypes.message:
-            return
+        apology = f"Sorry, something went wrong on my side. Please try again in a moment (trace id {trace})."
         try:
-            await context.send_activity(Activity(type=ActivityTypes.message, attachments=[Attachment(
-                **_attachment_fields(notice_card("Sorry, something went wrong on my side. Please try again in a "
-                                                 f"moment (trace id {trace}).", attention=True)))]))
+            if activity.type == ActivityTypes.invoke and activity.name == "adaptiveCard/action":
+                # A card button: Teams shows this text in place of a generic error.
+                body = AdaptiveCardInvokeResponse(status_code=200, type=ContentTypes.message, value=apology)
+                await context.send_activity(Activity(type=ActivityTypes.invoke_response, value=InvokeResponse(
+                    status=200, body=body.model_dump(mode="json", by_alias=True, exclude_none=True))))
+            elif activity.type == ActivityTypes.message:
+                await context.send_activity(Activity(type=ActivityTypes.message, attachments=[Attachment(
+                    **_attachment_fields(notice_card(apology, attention=True)))]))
         except Exception:  # noqa: BLE001 - the connector itself may be what failed; the log line stays
             log.warning("teams: could not send the apology for trace %s", trace)
 
