@@ -65,7 +65,9 @@ def gemini_failover(api_keys: Sequence[str], base_urls: Sequence[str], per_call_
     for url, key, label in endpoint_labels("gemini", base_urls, len(api_keys)):
         options = types.HttpOptions(base_url=url, timeout=int(per_call_timeout * 1000),
                                     retry_options=types.HttpRetryOptions(attempts=1))
-        endpoints.append(Endpoint(label, genai.Client(api_key=api_keys[key], http_options=options)))
+        # vertexai=False: a GOOGLE_GENAI_USE_VERTEXAI left in the environment must not reroute the calls.
+        client = genai.Client(vertexai=False, api_key=api_keys[key], http_options=options)
+        endpoints.append(Endpoint(label, client))
     return Failover("gemini", endpoints, per_call_timeout, classify, rng)
 
 
