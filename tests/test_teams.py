@@ -188,7 +188,8 @@ def test_channel_mention_gets_one_card_reply_in_the_thread(bot: Bot) -> None:
     for container in quotes:
         texts = card_texts(container)
         assert texts[0].startswith("[") and "SNAP" in texts[0]
-        assert any(t in stored for t in texts), "the quote is a stored paragraph, verbatim"
+        quote = next(e for e in container["items"] if e.get("id") == f"{container['id']}-text")
+        assert "\n".join(card_texts(quote)) in stored, "the quote is a stored paragraph, verbatim"
         assert [a["title"] for a in actions(container, "Action.OpenUrl")] == ["Open source"]
     executes = actions(card, "Action.Execute")
     assert {a["verb"] for a in executes} == {VERB_HELPFUL, VERB_NOT_HELPFUL}
@@ -279,6 +280,9 @@ def test_mood_then_question_uses_that_mood_and_reset_forgets(bot: Bot) -> None:
     assert mood.body["text"].startswith("Mood set to kids") and not mood.cards()
     assert mood.reply_to_id and mood.conversation_id == ROOT
     assert any("Mood: kids." in t for t in card_texts(only_card(answer)))
+    # The mood's note is its own (subtle) line under the answer, not run into it.
+    body = only_card(answer)["body"]
+    assert "\n" not in body[0]["text"] and body[1]["isSubtle"] and body[1]["text"].startswith("(Offline answers")
     assert answer.body.get("entities")
     assert reset.body["text"].startswith("Done: I forgot this conversation's history (1 earlier question)")
     assert "Commands:" in help_.body["text"] and help_.body["textFormat"] == "markdown"

@@ -30,6 +30,11 @@ def _text(text: str, **style: Any) -> dict[str, Any]:
     return {"type": "TextBlock", "text": text, "wrap": True, **style}
 
 
+def _lines(text: str, **style: Any) -> list[dict[str, Any]]:
+    """One TextBlock per line: Teams' card markdown may join single line breaks, so lines are kept apart here."""
+    return [_text(line, **style) for line in text.split("\n") if line.strip()]
+
+
 def quote_id(number: int) -> str:
     return f"quote-{number}"
 
@@ -41,8 +46,9 @@ def _quote_container(citation: Citation) -> dict[str, Any]:
         where = f"{where} (page {citation.page})" if where else f"page {citation.page}"
     if where:
         items.append(_text(where, isSubtle=True, size="Small", spacing="None"))
-    # The paragraph exactly as stored: the navigator reads the source's own words, not a paraphrase.
-    items.append(_text(citation.quote))
+    # The paragraph exactly as stored (its lines joined by newlines give the stored text back): the navigator
+    # reads the source's own words, not a paraphrase.
+    items.append({"type": "Container", "id": f"{quote_id(citation.number)}-text", "items": _lines(citation.quote)})
     if citation.url:
         items.append({"type": "ActionSet", "actions": [
             {"type": "Action.OpenUrl", "title": "Open source", "url": citation.url}]})
@@ -67,7 +73,8 @@ def answer_card(text: str, citations: list[Citation], answer_id: str | None, moo
                 understood_as: str | None = None, feedback: bool | None = None) -> dict[str, Any]:
     """The reply card of an answer (or a no-answer, which has no citations). `feedback` is the rating just given,
     shown under the buttons after a click; the buttons stay so the rating can be changed or given by others."""
-    body: list[dict[str, Any]] = [_text(text, id="answer")]
+    first, _, rest = text.strip().partition("\n")
+    body: list[dict[str, Any]] = [_text(first, id="answer"), *_lines(rest, isSubtle=True)]
     if understood_as:
         body.append(_text(f"Understood as: {understood_as}", isSubtle=True, size="Small"))
     if citations:
@@ -91,7 +98,7 @@ def answer_card(text: str, citations: list[Citation], answer_id: str | None, moo
 
 def notice_card(text: str, attention: bool = False) -> dict[str, Any]:
     """A plain card for errors and apologies (red text when `attention`)."""
-    return _card([_text(text, **({"color": "Attention"} if attention else {}))])
+    return _card(_lines(text, **({"color": "Attention"} if attention else {})))
 
 
 def attachment(card: dict[str, Any]) -> dict[str, Any]:
