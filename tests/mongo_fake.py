@@ -123,9 +123,9 @@ class FakeCollection:
         self._server.check("bulk_write")
         for op in operations:
             if isinstance(op, ReplaceOne):
-                self._c.replace_one(op._filter, op._doc, upsert=op._upsert)
+                self._c.replace_one(op._filter, op._doc, upsert=bool(op._upsert))
             elif isinstance(op, UpdateOne):
-                self._c.update_one(op._filter, op._doc, upsert=op._upsert)
+                self._c.update_one(op._filter, op._doc, upsert=bool(op._upsert))
             elif isinstance(op, DeleteMany):
                 self._c.delete_many(op._filter)
             elif isinstance(op, DeleteOne):
@@ -290,7 +290,7 @@ def _project(row: dict[str, Any], spec: dict[str, Any]) -> dict[str, Any]:
 class FakeDatabase:
     def __init__(self, name: str = "navibot_test", server: Server | None = None) -> None:
         self.server = server or Server()
-        self._db = mongomock.MongoClient(tz_aware=True)[name]
+        self._db: mongomock.Database = mongomock.MongoClient(tz_aware=True)[name]
         self.name = name
         self._search_indexes: dict[str, dict[str, dict[str, Any]]] = {}
         self._collections: dict[str, FakeCollection] = {}
@@ -304,6 +304,12 @@ class FakeDatabase:
     def raw(self, name: str) -> mongomock.Collection:
         """The underlying mongomock collection, for a test to look at what was stored."""
         return self._db[name]
+
+    def stored(self, name: str, query: dict[str, Any] | None = None) -> dict[str, Any]:
+        """The one stored document matching `query` (a test failure if there is none)."""
+        found = self._db[name].find_one(query or {})
+        assert found is not None, f"nothing in {name} matches {query}"
+        return dict(found)
 
     async def list_collection_names(self) -> list[str]:
         self.server.check("list_collection_names")

@@ -190,7 +190,7 @@ def test_settings_choose_mongodb_conversations(monkeypatch: pytest.MonkeyPatch, 
     try:
         assert isinstance(opened, RedactingConversationStore) and isinstance(opened.inner, HistoryOptional)
         opened.append_turn("k", HistoryTurn("my ssn 123-45-6789", "s", "a", []), keep=3)
-        assert db.raw("history").find_one()["question"] == "my ssn [ssn]"
+        assert db.stored("history")["question"] == "my ssn [ssn]"
     finally:
         opened.close()
     assert not (tmp_path / "navibot-data" / "conversations.sqlite3").exists()
