@@ -42,6 +42,7 @@ class FakeConnector:
     calls: list[Call] = field(default_factory=list)
     url: str = ""
     fail_next: list[int] = field(default_factory=list)  # statuses to answer the next POSTs with (429, 503…)
+    refuse_citations: bool = False  # answer 400 to a message with citation entities, as a client without them may
     _runner: web.AppRunner | None = None
     _ids: itertools.count = field(default_factory=lambda: itertools.count(1))
 
@@ -67,8 +68,12 @@ class FakeConnector:
             status = self.fail_next.pop(0)
             return web.json_response({"error": {"code": "ServiceError", "message": "try again"}}, status=status,
                                      headers={"Retry-After": "0"} if status == 429 else None)
+        body = await request.json()
+        if self.refuse_citations and any(e.get("citation") for e in body.get("entities") or []):
+            return web.json_response({"error": {"code": "BadArgument", "message": "Error parsing message entity"}},
+                                     status=400)
         self.calls.append(Call("POST", request.match_info["conversation"], request.match_info.get("activity"), None,
-                               await request.json(), request.headers.get("Authorization")))
+                               body, request.headers.get("Authorization")))
         return web.json_response({"id": f"bot-{next(self._ids)}"})
 
     async def _put(self, request: web.Request) -> web.Response:

@@ -403,6 +403,20 @@ def test_a_throttled_or_failing_connector_is_retried_and_the_answer_arrives(bot:
     assert "[1]" in answer_of(reply)
 
 
+def test_if_teams_refuses_the_citation_entities_the_answer_goes_out_without_them(bot: Bot) -> None:
+    async def scenario() -> list[Call]:
+        async with running(bot) as h:
+            h.connector.refuse_citations = True
+            await h.post(message(h.connector, STUDENTS))
+            return await h.connector.wait_messages(1)
+
+    (reply,) = asyncio.run(scenario())
+    assert "[1]" in answer_of(reply)
+    assert [e.get("citation") for e in reply.body["entities"]] == [None], "no citations..."
+    assert reply.body["entities"][0]["additionalType"] == ["AIGeneratedContent"], "...but still the AI label"
+    assert actions(only_card(reply), "Action.ToggleVisibility"), "the card's own quotes are still there"
+
+
 def test_internal_failure_is_an_apology_card_with_a_trace_id(bot: Bot, monkeypatch: pytest.MonkeyPatch,
                                                               caplog: pytest.LogCaptureFixture) -> None:
     def broken(*_args: Any, **_kwargs: Any) -> Any:

@@ -273,7 +273,18 @@ class TeamsBot:
             return
         # send_activity addresses the reply to the incoming activity (replyToId) in the same conversation id, so
         # in a channel it lands in the same reply chain (`;messageid=` kept).
-        await send_with_retry(context, reply_activity(reply, asked=text))
+        outgoing = reply_activity(reply, asked=text)
+        try:
+            await send_with_retry(context, outgoing)
+        except aiohttp.ClientResponseError as exc:
+            # Citation entities on a card message are a Teams preview feature: if Teams refuses the message
+            # because of them, the answer still goes out, with its own "Show quotes" and without the pop-ups.
+            if exc.status != 400 or not outgoing.entities:
+                raise
+            log.warning("teams: the reply with citation entities was refused (400: %s); sending it without them",
+                        exc.message[:200])
+            outgoing.entities = [ai_entity([])]  # the AI label alone
+            await send_with_retry(context, outgoing)
 
     async def _on_members_added(self, context: TurnContext, _state: TurnState) -> None:
         """Installed in someone's personal chat: say what the bot does. (Added to a team or group chat: nothing,
