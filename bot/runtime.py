@@ -7,7 +7,7 @@ from pathlib import Path
 
 from bot.conversations import ConversationStore
 from bot.handler import TurnHandler
-from bot.providers import make_answerer, make_embedder, make_rewriter
+from bot.providers import check_store_embedder, make_answerer, make_embedder, make_reranker, make_rewriter
 from bot.settings import Settings
 from bot.stores import open_conversation_store, open_knowledge_store
 from rag.chunking import Chunker
@@ -34,7 +34,12 @@ class Core:
 
 def build_core(settings: Settings, store_path: Path | None = None) -> Core:
     store = open_knowledge_store(settings, store_path)
-    embedder = make_embedder(settings)
+    try:
+        embedder = make_embedder(settings)
+        check_store_embedder(store, embedder)  # a store built with another model is refused before any query
+    except BaseException:
+        store.close()
+        raise
     return Core(
         settings=settings,
         store=store,
@@ -46,8 +51,10 @@ def build_core(settings: Settings, store_path: Path | None = None) -> Core:
 
 def build_engine(core: Core) -> Engine:
     titles = CachedTitles(lambda: [d.title for d in core.store.documents()])
-    return Engine(core.retriever, make_rewriter(core.settings, titles), make_answerer(core.settings, core.embedder),
-                  top_k=core.settings.top_k, min_coverage=core.settings.min_coverage)
+    settings = core.settings
+    return Engine(core.retriever, make_rewriter(settings, titles), make_answerer(settings, core.embedder),
+                  top_k=settings.top_k, min_coverage=settings.min_coverage, reranker=make_reranker(settings),
+                  rerank_candidates=settings.rerank_candidates, turn_deadline_seconds=settings.turn_deadline_seconds)
 
 
 @dataclass(slots=True)
