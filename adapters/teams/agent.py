@@ -312,8 +312,9 @@ class TeamsBot:
         except FeedbackError as exc:
             return FeedbackOutcome(None, str(exc))
         mood = data.get("mood") or None
+        understood = record.standalone if record.standalone.strip() != record.question.strip() else None
         card = answer_card(record.answer, _citations(record.citations), answer_id, mood,
-                           understood_as=None, feedback=helpful)
+                           understood_as=understood, feedback=helpful)
         return FeedbackOutcome(card, "Thanks, feedback saved.")
 
     async def _on_feedback_execute(self, context: TurnContext, _state: TurnState,
