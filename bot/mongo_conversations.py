@@ -144,6 +144,7 @@ class MongoConversationStore:
     def __init__(self, connection: MongoConnection, history_ttl_days: int = 30, event_ttl_hours: int = 24) -> None:
         self.connection = connection
         self.aio = AsyncMongoConversations(connection.db)
+        self._closed = False
         try:
             connection.run(ensure_conversation_indexes(connection.db, history_ttl_days, event_ttl_hours))
         except BaseException:
@@ -152,7 +153,7 @@ class MongoConversationStore:
 
     @classmethod
     def open(cls, config: MongoConfig, history_ttl_days: int = 30, event_ttl_hours: int = 24) -> MongoConversationStore:
-        return cls(MongoConnection.open(config), history_ttl_days, event_ttl_hours)
+        return cls(MongoConnection.shared(config), history_ttl_days, event_ttl_hours)
 
     def history(self, conversation_key: str, limit: int) -> list[HistoryTurn]:
         return self.connection.run(self.aio.history(conversation_key, limit))
@@ -185,7 +186,9 @@ class MongoConversationStore:
         return self.connection.run(self.aio.feedback(answer_id))
 
     def close(self) -> None:
-        self.connection.close()
+        if not self._closed:  # a shared connection counts its users: close it once
+            self._closed = True
+            self.connection.close()
 
 
 def is_unavailable(exc: BaseException) -> bool:

@@ -4,7 +4,6 @@ NAVIBOT_REDACT_PII is on (either backend) and, on MongoDB, answering on without 
 
 from __future__ import annotations
 
-import logging
 from pathlib import Path
 
 from bot.conversations import ConversationStore
@@ -18,8 +17,6 @@ from rag.mongo.knowledge import MongoKnowledgeStore
 from rag.mongo.pipelines import SearchOptions
 from rag.sqlite_store import SQLiteKnowledgeStore
 from rag.store import KnowledgeStore
-
-log = logging.getLogger(__name__)
 
 
 def mongo_config(settings: Settings) -> MongoConfig:
@@ -39,25 +36,31 @@ def search_options(settings: Settings) -> SearchOptions:
                          rank_fusion=settings.mongodb_rank_fusion)
 
 
+def _uses_mongodb(settings: Settings, path: Path | None) -> bool:
+    """MongoDB when configured, unless a SQLite file other than the configured one is named: `--store FILE` and
+    `navibot eval --corpus` (a throwaway file) must never write into the production database."""
+    return settings.store == "mongodb" and (path is None or path == settings.store_path)
+
+
 def store_description(settings: Settings, path: Path | None = None) -> str:
     """Where the knowledge lives, for command output: a file, or the MongoDB host and database."""
-    if settings.store == "mongodb":
+    if _uses_mongodb(settings, path):
         return f"MongoDB {describe_hosts(mongo_config(settings).uri)}/{settings.mongodb_database}"
     return str(path or settings.store_path)
 
 
 def open_knowledge_store(settings: Settings, path: Path | None = None) -> KnowledgeStore:
-    """`path` overrides the SQLite file (the CLI's --store); with MongoDB it does not apply."""
-    if settings.store == "mongodb":
-        if path is not None and path != settings.store_path:
-            log.warning("--store %s is ignored: NAVIBOT_STORE=mongodb keeps the knowledge in MongoDB", path)
+    """`path` names a SQLite file (the CLI's --store, eval's temporary store): it is used even when
+    NAVIBOT_STORE=mongodb. Without it (or with the configured file, as crawl passes), the configured store."""
+    if _uses_mongodb(settings, path):
         return MongoKnowledgeStore.open(mongo_config(settings), search_options(settings))
     return SQLiteKnowledgeStore(path or settings.store_path)
 
 
 def open_conversation_store(settings: Settings, path: Path | None = None) -> ConversationStore:
+    """`path` names a SQLite file, used even when NAVIBOT_STORE=mongodb (as for the knowledge store)."""
     store: ConversationStore
-    if settings.store == "mongodb":
+    if settings.store == "mongodb" and (path is None or path == settings.conversations_path):
         config = mongo_config(settings)
         store = HistoryOptional(MongoConversationStore.open(config, settings.mongodb_history_ttl_days,
                                                             settings.mongodb_event_ttl_hours),

@@ -6,13 +6,20 @@ from __future__ import annotations
 import socket
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 from bot import db_command
 from bot.cli import main
+from bot.mongo_conversations import HistoryOptional, MongoConversationStore
+from bot.redact import RedactingConversationStore
+from bot.settings import Settings
+from bot.stores import open_conversation_store, open_knowledge_store
 from rag.mongo.bridge import AsyncBridge
 from rag.mongo.connection import MongoConfig, MongoConnection, MongoUnavailable
+from rag.mongo.knowledge import MongoKnowledgeStore
+from rag.sqlite_store import SQLiteKnowledgeStore
 from tests.mongo_fake import FakeDatabase, Server
 
 pytestmark = pytest.mark.filterwarnings("ignore:datetime.datetime.utcnow:DeprecationWarning")
@@ -138,3 +145,28 @@ def test_search_before_db_init_says_so(server: FakeDatabase, capsys: pytest.Capt
     assert capsys.readouterr().err.strip() == (
         "navibot: the search indexes navibot_vector, navibot_text of MongoDB database navibot are missing or not "
         "queryable yet: run `navibot db init` (or `navibot db status` to see their state)")
+
+
+def test_knowledge_and_conversations_share_one_connection(server: FakeDatabase) -> None:
+    settings = Settings()
+    knowledge = open_knowledge_store(settings)
+    conversations = open_conversation_store(settings)
+    try:
+        assert isinstance(knowledge, MongoKnowledgeStore)
+        assert isinstance(conversations, RedactingConversationStore)
+        inner = conversations.inner
+        assert isinstance(inner, HistoryOptional) and isinstance(inner.inner, MongoConversationStore)
+        assert inner.inner.connection is knowledge.connection  # one client, one loop thread
+        knowledge.close()
+        knowledge.close()  # twice: still counted once
+        conversations.set_mood("k", "concise")  # the other user keeps it open
+        assert conversations.get_mood("k") == "concise"
+    finally:
+        conversations.close()
+    with pytest.raises(RuntimeError, match="closed"):
+        inner.inner.get_mood("k")
+    named = open_knowledge_store(settings, Path("elsewhere.sqlite3"))  # a named file (--store, eval): SQLite
+    try:
+        assert isinstance(named, SQLiteKnowledgeStore)
+    finally:
+        named.close()

@@ -6,6 +6,7 @@ A message names the host(s) of the connection string, never the user or password
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Coroutine
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -53,9 +54,14 @@ def scrub(text: str, uri: str) -> str:
     return text
 
 
+_SHARED: dict[tuple[str, str, float, float], MongoConnection] = {}
+_SHARED_LOCK = threading.Lock()
+
+
 class MongoConnection:
     """A database handle plus the bridge its coroutines run on. `open()` connects for real; tests pass a fake
-    database (same async interface) to the constructor."""
+    database (same async interface) to the constructor. `shared()` hands the knowledge and the conversation
+    store of one process the same client (one connection pool, one loop thread)."""
 
     def __init__(self, bridge: AsyncBridge, db: Any, client: Any = None, host: str = "test",
                  operation_timeout: float = 10.0, server_version: tuple[int, ...] = (8, 1)) -> None:
@@ -66,6 +72,8 @@ class MongoConnection:
         self.server_version = server_version
         # The bridge's limit only matters when pymongo's own timeouts did not fire: keep it above them.
         self._timeout = operation_timeout + 10.0
+        self._shared_key: tuple[str, str, float, float] | None = None
+        self._users = 1
 
     @classmethod
     def open(cls, config: MongoConfig) -> MongoConnection:
@@ -78,10 +86,31 @@ class MongoConnection:
             raise
         return cls(bridge, client[config.database], client, host, config.operation_timeout, version)
 
+    @classmethod
+    def shared(cls, config: MongoConfig) -> MongoConnection:
+        """The open connection for the same settings, or a new one; each user closes it once."""
+        key = (config.uri, config.database, config.connect_timeout, config.operation_timeout)
+        with _SHARED_LOCK:
+            connection = _SHARED.get(key)
+            if connection is not None:
+                connection._users += 1
+                return connection
+            connection = cls.open(config)
+            connection._shared_key = key
+            _SHARED[key] = connection
+            return connection
+
     def run(self, coro: Coroutine[Any, Any, T]) -> T:
         return self.bridge.run(coro, self._timeout)
 
     def close(self) -> None:
+        """Close the client and the loop thread (for a shared connection: when its last user closes it)."""
+        with _SHARED_LOCK:
+            self._users -= 1
+            if self._users != 0:  # other users left, or closed before
+                return
+            if self._shared_key is not None:
+                _SHARED.pop(self._shared_key, None)
         if self.client is not None:
             try:
                 self.bridge.run(self.client.close(), timeout=5)

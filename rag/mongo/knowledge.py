@@ -332,6 +332,7 @@ class MongoKnowledgeStore:
         self.connection = connection
         self.options = options or SearchOptions()
         self.aio = AsyncMongoKnowledge(connection.db, self.options, connection.server_version, connection.host)
+        self._closed = False
         try:
             connection.run(self.aio.prepare())
         except BaseException:
@@ -340,7 +341,7 @@ class MongoKnowledgeStore:
 
     @classmethod
     def open(cls, config: MongoConfig, options: SearchOptions | None = None) -> MongoKnowledgeStore:
-        return cls(MongoConnection.open(config), options)
+        return cls(MongoConnection.shared(config), options)
 
     @property
     def where(self) -> str:
@@ -382,4 +383,6 @@ class MongoKnowledgeStore:
         return self.connection.run(self.aio.counts())
 
     def close(self) -> None:
-        self.connection.close()
+        if not self._closed:  # a shared connection counts its users: close it once
+            self._closed = True
+            self.connection.close()
