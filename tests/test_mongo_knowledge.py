@@ -20,6 +20,7 @@ from rag.mongo.bridge import AsyncBridge
 from rag.mongo.connection import MongoConnection, describe_hosts, scrub
 from rag.mongo.indexes import (
     CHUNKS,
+    covers,
     create_or_update,
     search_index_definition,
     search_index_models,
@@ -97,6 +98,15 @@ def test_index_definitions() -> None:
     vector, text = search_index_models(384, SearchOptions(vector_index="v", search_index="t"))
     assert vector.document["type"] == "vectorSearch" and vector.document["name"] == "v"
     assert text.document["type"] == "search" and text.document["name"] == "t"
+
+
+def test_server_defaults_in_a_definition_are_no_change() -> None:
+    ours = vector_index_definition(256)
+    theirs = {"fields": [dict(f, quantization="none") if f["type"] == "vector" else f for f in ours["fields"]]}
+    assert covers(ours, theirs) and covers(search_index_definition(), {**search_index_definition(),
+                                                                       "analyzer": "lucene.standard"})
+    assert not covers(ours, vector_index_definition(384))
+    assert not covers(ours, {"fields": ours["fields"][:3]})
 
 
 def test_connection_messages_never_show_the_password() -> None:

@@ -77,6 +77,17 @@ async def search_index_states(collection: Any) -> list[IndexState]:
                        bool(r.get("queryable", False))) for r in rows]
 
 
+def covers(wanted: Any, actual: Any) -> bool:
+    """Whether the server's definition says everything ours does: the server may add defaults of its own
+    (an analyzer, storedSource), which must not count as a change, or every `db init` would rebuild."""
+    if isinstance(wanted, dict):
+        return isinstance(actual, dict) and all(k in actual and covers(v, actual[k]) for k, v in wanted.items())
+    if isinstance(wanted, list):
+        return isinstance(actual, list) and len(wanted) == len(actual) and all(
+            covers(w, a) for w, a in zip(wanted, actual, strict=True))
+    return bool(wanted == actual)
+
+
 async def create_or_update(collection: Any, models: list[SearchIndexModel]) -> list[str]:
     """Create missing indexes and update those whose definition changed; returns what was done, per index."""
     try:
@@ -93,7 +104,7 @@ async def create_or_update(collection: Any, models: list[SearchIndexModel]) -> l
             if current is None:
                 await collection.create_search_index(model)
                 done.append(f"{name}: created")
-            elif current.get("latestDefinition") != definition:
+            elif not covers(definition, current.get("latestDefinition")):
                 await collection.update_search_index(name, definition)
                 done.append(f"{name}: definition updated")
             else:
