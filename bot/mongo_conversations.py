@@ -14,6 +14,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
+from pymongo.asynchronous.database import AsyncDatabase
 from pymongo.errors import (
     ConnectionFailure,
     DuplicateKeyError,
@@ -48,7 +49,8 @@ def _iso(moment: datetime) -> str:
     return moment.isoformat(timespec="milliseconds")
 
 
-async def ensure_conversation_indexes(db: Any, history_ttl_days: int, event_ttl_hours: int) -> None:
+async def ensure_conversation_indexes(db: AsyncDatabase[dict[str, Any]], history_ttl_days: int,
+                                      event_ttl_hours: int) -> None:
     """Create the indexes; a changed TTL updates the existing index in place (collMod) instead of failing."""
     await db[HISTORY].create_index([("conversation_key", 1), ("created", -1)], name="history_by_conversation")
     await db[EVENTS].create_index([("platform", 1), ("event_id", 1)], unique=True, name="events_unique")
@@ -65,7 +67,7 @@ async def ensure_conversation_indexes(db: Any, history_ttl_days: int, event_ttl_
 
 
 class AsyncMongoConversations:
-    def __init__(self, db: Any) -> None:
+    def __init__(self, db: AsyncDatabase[dict[str, Any]]) -> None:
         self.db = db
 
     async def history(self, conversation_key: str, limit: int) -> list[HistoryTurn]:

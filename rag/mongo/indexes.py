@@ -1,4 +1,4 @@
-"""Index definitions of the MongoDB backend, and `ensure_search_indexes` for `navibot db init`.
+"""Index definitions of the MongoDB backend, and creating and polling the search indexes for `navibot db init`.
 
 Regular indexes are created whenever a store opens (cheap when they exist). The two Atlas search indexes are
 created or updated by `navibot db init` only: they are built asynchronously by the search engine (mongot), and
@@ -13,6 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from pymongo.asynchronous.collection import AsyncCollection
+from pymongo.asynchronous.database import AsyncDatabase
 from pymongo.errors import OperationFailure
 from pymongo.operations import SearchIndexModel
 
@@ -48,7 +50,7 @@ def search_index_models(dim: int, options: SearchOptions) -> list[SearchIndexMod
             SearchIndexModel(definition=search_index_definition(), name=options.search_index, type="search")]
 
 
-async def ensure_knowledge_indexes(db: Any) -> None:
+async def ensure_knowledge_indexes(db: AsyncDatabase[dict[str, Any]]) -> None:
     await db[CHUNKS].create_index([("doc_id", 1), ("ordinal", 1)], name="chunks_by_document")
     await db[DOCUMENTS].create_index("source_path", name="documents_by_source")
 
@@ -67,7 +69,7 @@ def unsupported_message(exc: OperationFailure) -> str:
             f"init` needs MongoDB Atlas or the mongodb/mongodb-atlas-local image (server said: {reason})")
 
 
-async def search_index_states(collection: Any) -> list[IndexState]:
+async def search_index_states(collection: AsyncCollection[dict[str, Any]]) -> list[IndexState]:
     try:
         cursor = await collection.list_search_indexes()
         rows = await cursor.to_list(None)
@@ -88,7 +90,7 @@ def covers(wanted: Any, actual: Any) -> bool:
     return bool(wanted == actual)
 
 
-async def create_or_update(collection: Any, models: list[SearchIndexModel]) -> list[str]:
+async def create_or_update(collection: AsyncCollection[dict[str, Any]], models: list[SearchIndexModel]) -> list[str]:
     """Create missing indexes and update those whose definition changed; returns what was done, per index."""
     try:
         cursor = await collection.list_search_indexes()
@@ -115,7 +117,8 @@ async def create_or_update(collection: Any, models: list[SearchIndexModel]) -> l
     return done
 
 
-async def wait_until_queryable(collection: Any, names: list[str], timeout: float, poll: float = 5.0,
+async def wait_until_queryable(collection: AsyncCollection[dict[str, Any]], names: list[str], timeout: float,
+                               poll: float = 5.0,
                                progress: Callable[[str], None] = lambda line: None) -> list[IndexState]:
     """Poll until every named index is queryable (and not still building a new definition); SearchIndexError on
     a failed build or after `timeout` seconds."""

@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 from pymongo import DeleteMany, ReplaceOne, UpdateOne
+from pymongo.asynchronous.database import AsyncDatabase
 from pymongo.errors import OperationFailure
 
 from rag.bm25 import bm25_scores, query_stems, stemmed
@@ -98,8 +99,8 @@ class SearchUnavailable(RuntimeError):
 class AsyncMongoKnowledge:
     """The store's logic, as coroutines on an async database handle (pymongo's AsyncDatabase or a test fake)."""
 
-    def __init__(self, db: Any, options: SearchOptions, server_version: tuple[int, ...] = (8, 1),
-                 host: str = "test") -> None:
+    def __init__(self, db: AsyncDatabase[dict[str, Any]], options: SearchOptions,
+                 server_version: tuple[int, ...] = (8, 1), host: str = "test") -> None:
         self.db = db
         self.host = host
         self._indexes_seen = False  # the search indexes were found queryable once
