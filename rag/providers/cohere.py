@@ -7,25 +7,20 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 import cohere
-import numpy as np
 from cohere.core.api_error import ApiError
 
-from rag.embedding import EmbeddingUnavailable, _normalise
 from rag.models import SearchHit
-from rag.providers.budget import note_fallback
 from rag.providers.failover import (
     BadReply,
     Endpoint,
     Failover,
-    ProviderError,
     Verdict,
     classify_status,
     endpoint_labels,
     transport_cause,
 )
+from rag.providers.remote_embedder import RemoteEmbedder
 
-EMBED_BATCH = 96  # the v2 embed endpoint takes at most 96 texts per call
-QUERY_EMBED_SHARE = 0.25  # of the turn's time left: the rest is kept for the answer
 RERANK_SHARE = 0.3
 RERANK_DOC_CHARS = 6000  # a section is long; its start (title, headings, first paragraphs) decides relevance
 
@@ -52,50 +47,18 @@ def _options(timeout: float) -> dict[str, float | int]:
     return {"timeout": timeout, "max_retries": 0}
 
 
-class CohereEmbedder:
+class CohereEmbedder(RemoteEmbedder[cohere.ClientV2]):
+    provider, batch_size = "cohere", 96  # the v2 embed endpoint takes at most 96 texts per call
+    document_task, query_task = "search_document", "search_query"
+
     def __init__(self, failover: Failover[cohere.ClientV2], model: str = "embed-v4.0", dim: int = 1536) -> None:
-        self.failover = failover
-        self.model = model
-        self._dim = dim
+        super().__init__(failover, model, dim)
 
-    @property
-    def name(self) -> str:
-        return f"cohere/{self.model}-{self._dim}"
-
-    @property
-    def dim(self) -> int:
-        return self._dim
-
-    def _embed(self, texts: list[str], input_type: str, operation: str, share: float = 1.0) -> np.ndarray:
-        def call(client: cohere.ClientV2, timeout: float) -> list[list[float]]:
-            response = client.embed(model=self.model, input_type=input_type, texts=batch,  # type: ignore[arg-type]
-                                    embedding_types=["float"], output_dimension=self._dim,
-                                    request_options=_options(timeout))  # type: ignore[arg-type]
-            vectors = response.embeddings.float_ or []
-            if len(vectors) != len(batch) or any(len(v) != self._dim for v in vectors):
-                raise BadReply(f"expected {len(batch)} vectors of {self._dim} dims")
-            return [list(v) for v in vectors]
-
-        out: list[list[float]] = []
-        for start in range(0, len(texts), EMBED_BATCH):
-            batch = texts[start:start + EMBED_BATCH]
-            try:
-                out.extend(self.failover.call(operation, call, share=share))
-            except ProviderError as exc:
-                raise EmbeddingUnavailable(str(exc)) from exc
-        return _normalise(np.asarray(out, dtype=np.float32).reshape(len(texts), self._dim))
-
-    def embed_documents(self, texts: list[str]) -> np.ndarray:
-        if not texts:
-            return np.zeros((0, self._dim), dtype=np.float32)
-        return self._embed(texts, "search_document", "embed documents")
-
-    def embed_query(self, text: str) -> np.ndarray:
-        try:
-            return self._embed([text], "search_query", "embed query", share=QUERY_EMBED_SHARE)[0]
-        except EmbeddingUnavailable as exc:
-            note_fallback("embed", f"{exc}; lexical search only", logged=False)  # the Retriever logs it
-            raise
+    def _request(self, client: cohere.ClientV2, batch: list[str], task: str, timeout: float) -> list[list[float]]:
+        response = client.embed(model=self.model, input_type=task, texts=batch,  # type: ignore[arg-type]
+                                embedding_types=["float"], output_dimension=self._dim,
+                                request_options=_options(timeout))  # type: ignore[arg-type]
+        return [list(v) for v in response.embeddings.float_ or []]
 
 
 class CohereReranker:

@@ -11,14 +11,12 @@ import random
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
 from google import genai
 from google.genai import errors as genai_errors
 from google.genai import types
 
 from rag.answering import AnswerRequest, AnswerUnavailable
 from rag.citations import Draft
-from rag.embedding import EmbeddingUnavailable, _normalise
 from rag.providers.budget import note_fallback
 from rag.providers.failover import (
     BadReply,
@@ -40,15 +38,14 @@ from rag.providers.prompts import (
     mood_instruction,
     rewrite_prompt,
 )
+from rag.providers.remote_embedder import RemoteEmbedder
 from rag.rewrite import Exchange, Rewrite, Rewriter
 
 log = logging.getLogger(__name__)
 
-EMBED_BATCH = 100  # batchEmbedContents takes at most 100 requests
 MAX_ANSWER_TOKENS = 1024  # a spoken answer is short; a runaway reply is cut (and then fails JSON parsing)
 MAX_REWRITE_TOKENS = 256
 REWRITE_SHARE = 0.35  # of the turn's time: the rest is kept for retrieval and the answer
-QUERY_EMBED_SHARE = 0.25
 
 
 def classify(exc: Exception) -> tuple[Verdict, str]:
@@ -101,6 +98,19 @@ def _json_reply(response: types.GenerateContentResponse) -> dict[str, Any]:
     return data
 
 
+def _generate_json(client: genai.Client, model: str, contents: types.ContentListUnion, system: str,
+                   schema: dict[str, Any], max_tokens: int, thinking: types.ThinkingConfig | None,
+                   timeout: float) -> dict[str, Any]:
+    """One structured-output call at temperature 0, no tools; the reply checked by `_json_reply`."""
+    response = client.models.generate_content(
+        model=model, contents=contents,
+        config=types.GenerateContentConfig(
+            system_instruction=system, temperature=0.0, response_mime_type="application/json",
+            response_schema=schema, automatic_function_calling=NO_TOOLS, max_output_tokens=max_tokens,
+            thinking_config=thinking, http_options=_call_options(timeout)))
+    return _json_reply(response)
+
+
 class GeminiRewriter:
     """A follow-up made standalone by Gemini; the offline heuristic when Gemini fails (or there is no history,
     where there is nothing to rewrite and no call is made)."""
@@ -120,14 +130,8 @@ class GeminiRewriter:
         prompt = rewrite_prompt(question, earlier)
 
         def call(client: genai.Client, timeout: float) -> str:
-            response = client.models.generate_content(
-                model=self.model, contents=prompt,
-                config=types.GenerateContentConfig(
-                    system_instruction=REWRITE_SYSTEM, temperature=0.0, response_mime_type="application/json",
-                    response_schema=REWRITE_SCHEMA, automatic_function_calling=NO_TOOLS,
-                    max_output_tokens=MAX_REWRITE_TOKENS, thinking_config=self.thinking,
-                    http_options=_call_options(timeout)))
-            standalone = _json_reply(response).get("question")
+            standalone = _generate_json(client, self.model, prompt, REWRITE_SYSTEM, REWRITE_SCHEMA,
+                                        MAX_REWRITE_TOKENS, self.thinking, timeout).get("question")
             if not isinstance(standalone, str) or not standalone.strip():
                 raise BadReply("no question in the reply")
             return " ".join(standalone.split())
@@ -173,14 +177,8 @@ class GeminiAnswerer:
         contents = self.contents(request)
 
         def call(client: genai.Client, timeout: float) -> Draft:
-            response = client.models.generate_content(
-                model=self.model, contents=contents,
-                config=types.GenerateContentConfig(
-                    system_instruction=ANSWER_SYSTEM, temperature=0.0, response_mime_type="application/json",
-                    response_schema=ANSWER_SCHEMA, automatic_function_calling=NO_TOOLS,
-                    max_output_tokens=MAX_ANSWER_TOKENS, thinking_config=self.thinking,
-                    http_options=_call_options(timeout)))
-            data = _json_reply(response)
+            data = _generate_json(client, self.model, contents, ANSWER_SYSTEM, ANSWER_SCHEMA, MAX_ANSWER_TOKENS,
+                                  self.thinking, timeout)
             text, cited = data.get("answer"), data.get("citations", [])
             if not isinstance(text, str) or not isinstance(cited, list):
                 raise BadReply("the reply lacks 'answer' text or a 'citations' list")
@@ -192,52 +190,20 @@ class GeminiAnswerer:
             raise AnswerUnavailable(str(exc)) from exc
 
 
-class GeminiEmbedder:
+class GeminiEmbedder(RemoteEmbedder[genai.Client]):
     """`gemini-embedding-001` with task types (documents vs questions) and a chosen output dimensionality;
-    vectors are normalised here (the API normalises only the full 3072-dim output)."""
+    vectors are normalised by the base class (the API normalises only the full 3072-dim output)."""
+
+    provider, batch_size = "gemini", 100  # batchEmbedContents takes at most 100 requests
+    document_task, query_task = "RETRIEVAL_DOCUMENT", "RETRIEVAL_QUERY"
 
     def __init__(self, failover: Failover[genai.Client], model: str = "gemini-embedding-001",
                  dim: int = 768) -> None:
-        self.failover = failover
-        self.model = model
-        self._dim = dim
+        super().__init__(failover, model, dim)
 
-    @property
-    def name(self) -> str:
-        return f"gemini/{self.model}-{self._dim}"
-
-    @property
-    def dim(self) -> int:
-        return self._dim
-
-    def _embed(self, texts: list[str], task: str, operation: str, share: float = 1.0) -> np.ndarray:
-        def call(client: genai.Client, timeout: float) -> list[list[float]]:
-            response = client.models.embed_content(
-                model=self.model, contents=batch,  # type: ignore[arg-type]
-                config=types.EmbedContentConfig(task_type=task, output_dimensionality=self._dim,
-                                                http_options=_call_options(timeout)))
-            vectors = [e.values or [] for e in response.embeddings or []]
-            if len(vectors) != len(batch) or any(len(v) != self._dim for v in vectors):
-                raise BadReply(f"expected {len(batch)} vectors of {self._dim} dims")
-            return vectors
-
-        out: list[list[float]] = []
-        for start in range(0, len(texts), EMBED_BATCH):
-            batch = texts[start:start + EMBED_BATCH]
-            try:
-                out.extend(self.failover.call(operation, call, share=share))
-            except ProviderError as exc:
-                raise EmbeddingUnavailable(str(exc)) from exc
-        return _normalise(np.asarray(out, dtype=np.float32).reshape(len(texts), self._dim))
-
-    def embed_documents(self, texts: list[str]) -> np.ndarray:
-        if not texts:
-            return np.zeros((0, self._dim), dtype=np.float32)
-        return self._embed(texts, "RETRIEVAL_DOCUMENT", "embed documents")
-
-    def embed_query(self, text: str) -> np.ndarray:
-        try:
-            return self._embed([text], "RETRIEVAL_QUERY", "embed query", share=QUERY_EMBED_SHARE)[0]
-        except EmbeddingUnavailable as exc:
-            note_fallback("embed", f"{exc}; lexical search only", logged=False)  # the Retriever logs it
-            raise
+    def _request(self, client: genai.Client, batch: list[str], task: str, timeout: float) -> list[list[float]]:
+        response = client.models.embed_content(
+            model=self.model, contents=batch,  # type: ignore[arg-type]
+            config=types.EmbedContentConfig(task_type=task, output_dimensionality=self._dim,
+                                            http_options=_call_options(timeout)))
+        return [e.values or [] for e in response.embeddings or []]
