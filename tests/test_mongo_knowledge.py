@@ -4,6 +4,7 @@ store end to end on the async mongomock facade (which evaluates the Atlas stages
 from __future__ import annotations
 
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -239,5 +240,21 @@ def test_exact_search_option_reaches_the_stage(embedder: Embedder, kb: Path) -> 
         Retriever(store, embedder).search("WIC income")
         stage = next(p[0]["$vectorSearch"] for p in db.server.pipelines if "$vectorSearch" in p[0])
         assert stage["exact"] is True and stage["index"] == "navibot_vector"
+    finally:
+        store.close()
+
+
+def test_many_threads_share_one_store(embedder: Embedder, kb: Path) -> None:
+    """The adapters call from worker threads: every call runs on the bridge's one loop, answers stay the same."""
+    db = FakeDatabase()
+    store = open_store(db)
+    try:
+        Ingestor(store, embedder, Chunker(450)).ingest_paths([kb])
+        retriever = Retriever(store, embedder, candidates=10)
+        questions = ["can a student working 20 hours get SNAP?", "WIC income", "help with heating bills"] * 4
+        expected = {q: [h.chunk.chunk_id for h in retriever.search(q, k=3)] for q in set(questions)}
+        with ThreadPoolExecutor(max_workers=6) as pool:
+            got = list(pool.map(lambda q: (q, [h.chunk.chunk_id for h in retriever.search(q, k=3)]), questions))
+        assert all(ids == expected[q] for q, ids in got)
     finally:
         store.close()
