@@ -84,8 +84,26 @@ def test_rank_fusion_pipeline_and_its_score_details() -> None:
                    {"inputPipelineName": "vector", "rank": 1, "weight": 1},
                    {"inputPipelineName": "lexical", "rank": 0, "weight": 1}]}}]  # 0: not returned by it
     assert pipelines.ranks_from_details(as_list) == {"vector": ["a", "b"], "lexical": ["b"]}
-    as_map = [{"_id": "x", "details": {"value": 0.03, "details": {"vector": {"rank": 1}, "lexical": {"rank": 3}}}}]
+    as_map = [{"_id": "x", "details": {"value": 0.03, "details": {"vector": {"rank": 1}, "lexical": {"rank": 3.0}}}}]
     assert pipelines.ranks_from_details(as_map) == {"vector": ["x"], "lexical": ["x"]}
+    assert pipelines.ranks_from_details([{"_id": "y", "details": {"value": 0.1}}]) == {"vector": [], "lexical": []}
+
+
+def test_unknown_score_details_fall_back_to_two_searches(embedder: Embedder, kb: Path,
+                                                          monkeypatch: pytest.MonkeyPatch,
+                                                          caplog: pytest.LogCaptureFixture) -> None:
+    db = FakeDatabase()
+    store = open_store(db)
+    try:
+        Ingestor(store, embedder, Chunker(450)).ingest_paths([kb])
+        retriever = Retriever(store, embedder, candidates=10)
+        expected = [h.chunk.chunk_id for h in retriever.search("WIC income", k=3)]
+        monkeypatch.setattr(pipelines, "ranks_from_details", lambda rows: {"vector": [], "lexical": []})
+        store.aio.rank_fusion = None
+        assert [h.chunk.chunk_id for h in retriever.search("WIC income", k=3)] == expected
+        assert store.aio.rank_fusion is False and "scoreDetails not understood" in caplog.text
+    finally:
+        store.close()
 
 
 def test_index_definitions() -> None:

@@ -272,11 +272,17 @@ class AsyncMongoKnowledge:
                 log.info("$rankFusion is not available on this server (%s); searching twice and fusing in the app",
                          (exc.details or {}).get("errmsg", exc))
             else:
-                self.rank_fusion = True
                 if not rows and not self._indexes_seen:
                     await self._check_search_indexes()
                 ranks = pipelines.ranks_from_details(rows)
-                return ranks[pipelines.VECTOR], ranks[pipelines.LEXICAL]
+                if rows and not ranks[pipelines.VECTOR] and not ranks[pipelines.LEXICAL]:
+                    # scoreDetails in a shape this code does not know: searching twice gives the same ranks
+                    log.warning("$rankFusion scoreDetails not understood (%.200r); searching twice instead",
+                                rows[0].get("details"))
+                    self.rank_fusion = False
+                else:
+                    self.rank_fusion = True
+                    return ranks[pipelines.VECTOR], ranks[pipelines.LEXICAL]
         by_vector, by_lexical = await asyncio.gather(
             self.vector_search(vector, limit, filters) if vector is not None else _nothing(),
             self.lexical_search(query, limit, filters))

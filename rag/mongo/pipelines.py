@@ -114,6 +114,6 @@ def ranks_from_details(rows: list[dict[str, Any]]) -> dict[str, list[str]]:
                  else list(details.items()) if isinstance(details, dict) else [])
         for name, detail in items:
             rank = detail.get("rank") if isinstance(detail, dict) else None
-            if name in ranked and isinstance(rank, int) and rank > 0:
-                ranked[name].append((rank, str(row["_id"])))
+            if name in ranked and isinstance(rank, (int, float)) and not isinstance(rank, bool) and rank > 0:
+                ranked[name].append((int(rank), str(row["_id"])))
     return {name: [cid for _, cid in sorted(pairs)] for name, pairs in ranked.items()}
