@@ -7,7 +7,8 @@ Layout (one chunk document holds everything retrieval and citation need, so a hi
 - `chunks`: {_id: chunk_id, doc_id, ordinal, title, heading ("Title > heading path", boosted in $search),
   heading_path, text, url, page, updated, content_hash, tags/groups (lowercased: the filter fields),
   labels {tags, groups} (as written), subchunks [{sub_id, ordinal, kind, text, heading_path, page}],
-  sentences [{sub_id, head, body, length, vector}], embedding [floats]}
+  sentences [{sub_id, head, body (stemmed terms, space-separated), length, vector (float32 bytes)}],
+  embedding [floats]}
 - `terms`: {_id: stemmed term, df} and `meta`: {_id: "embedder"} and {_id: "sentence_stats", count, length}:
   the whole store's BM25 statistics for ranking candidate sentences, as the SQLite store keeps them.
 
@@ -86,7 +87,7 @@ def _sentence_terms(chunk_rows: list[dict[str, Any]]) -> tuple[Counter[str], int
     count = length = 0
     for row in chunk_rows:
         for s in row.get("sentences", []):
-            df.update(set(s["head"]) | set(s["body"]))
+            df.update(set(s["head"].split()) | set(s["body"].split()))
             count += 1
             length += s["length"]
     return df, count, length
@@ -137,8 +138,11 @@ class AsyncMongoKnowledge:
         by_chunk: dict[str, list[dict[str, Any]]] = {c.chunk_id: [] for c in chunks}
         for sentence, vec in zip(sentences, sentence_vecs, strict=True):
             head, body = stemmed(sentence.head), stemmed(sentence.text)
-            by_chunk[sentence.chunk_id].append({"sub_id": sentence.sub_id, "head": head, "body": body,
-                                                "length": len(head) + len(body), "vector": vec.tobytes()})
+            # Terms as one space-separated string: a third smaller in BSON than an array of strings, and every
+            # question reads the sentences of all its candidate sections.
+            by_chunk[sentence.chunk_id].append({"sub_id": sentence.sub_id, "head": " ".join(head),
+                                                "body": " ".join(body), "length": len(head) + len(body),
+                                                "vector": vec.tobytes()})
         rows = [chunk_document(doc, chunk, vec, by_chunk[chunk.chunk_id])
                 for chunk, vec in zip(chunks, np.asarray(vectors.chunks, dtype=np.float32), strict=True)]
         old = await self.db[CHUNKS].find({"doc_id": doc.doc_id}, {"sentences.head": 1, "sentences.body": 1,
@@ -162,8 +166,10 @@ class AsyncMongoKnowledge:
         delta = Counter(new)
         delta.subtract(gone)
         ops: list[Any] = [UpdateOne({"_id": t}, {"$inc": {"df": n}}, upsert=True) for t, n in delta.items() if n]
+        fallen = [t for t, n in delta.items() if n < 0]
+        if fallen:  # only terms that lost sentences can reach 0: found by _id, no scan of the collection
+            ops.append(DeleteMany({"_id": {"$in": fallen}, "df": {"$lte": 0}}))
         if ops:
-            ops.append(DeleteMany({"df": {"$lte": 0}}))
             await self.db[TERMS].bulk_write(ops, ordered=True)
         if new_count != gone_count or new_length != gone_length:
             await self.db[META].update_one(
@@ -303,7 +309,7 @@ class AsyncMongoKnowledge:
         avg_len = float(stats.get("length", 0)) / n_docs if n_docs else 0.0
         df = ({r["_id"]: int(r["df"]) for r in await self.db[TERMS].find({"_id": {"$in": terms}}).to_list(None)}
               if terms else {})
-        scores = bm25_scores(terms, [(s["head"], s["body"]) for _, s in rows], df, n_docs, avg_len)
+        scores = bm25_scores(terms, [(s["head"].split(), s["body"].split()) for _, s in rows], df, n_docs, avg_len)
         order = np.argsort(-scores, kind="stable")
         by_lexical = list(dict.fromkeys(rows[i][0] for i in order if scores[i] > 0))
         by_vector: list[str] = []
