@@ -120,8 +120,9 @@ def test_unreachable_server_names_the_host_not_the_password(capsys: pytest.Captu
     assert err.strip() == (f"navibot: cannot reach MongoDB at 127.0.0.1:{port} within 0.3 s "
                            "(NAVIBOT_MONGODB_URI, NAVIBOT_MONGODB_CONNECT_TIMEOUT)")
     assert "Sup3rSecret" not in out + err and time.monotonic() - started < 10
-    with pytest.raises(MongoUnavailable, match="not a valid MongoDB connection string|not usable"):
+    with pytest.raises(MongoUnavailable, match="not a MongoDB connection string") as refused:
         MongoConnection.open(MongoConfig("http://navi:Sup3rSecret@example", connect_timeout=0.3))
+    assert "Sup3rSecret" not in str(refused.value)
 
 
 def test_search_failure_on_a_server_without_search_is_plain(server: FakeDatabase,

@@ -121,6 +121,9 @@ class MongoConnection:
 
 async def _connect(config: MongoConfig, host: str) -> tuple[Any, tuple[int, ...]]:
     """Create the client on the bridge's loop (it belongs to that loop) and prove the server answers."""
+    if not re.match(r"^mongodb(\+srv)?://", config.uri.strip(), flags=re.IGNORECASE):
+        raise MongoUnavailable("NAVIBOT_MONGODB_URI is not a MongoDB connection string: it starts with mongodb:// "
+                               "or mongodb+srv:// (copy it from Atlas: Connect > Drivers)")
     try:
         client: AsyncMongoClient[dict[str, Any]] = AsyncMongoClient(
             config.uri, serverSelectionTimeoutMS=int(config.connect_timeout * 1000),
@@ -147,6 +150,9 @@ async def _connect(config: MongoConfig, host: str) -> tuple[Any, tuple[int, ...]
         raise MongoUnavailable(f"MongoDB at {host} refused the connection: "
                                f"{scrub(str(exc.details.get('errmsg', exc) if exc.details else exc), config.uri)}"
                                ) from exc
+    except ConfigurationError as exc:  # e.g. the DNS name of a mongodb+srv:// cluster does not exist
+        await client.close()
+        raise MongoUnavailable(f"cannot find MongoDB at {host}: {scrub(str(exc), config.uri)}") from exc
     except PyMongoError as exc:
         await client.close()
         raise MongoUnavailable(f"MongoDB at {host} failed: {scrub(str(exc), config.uri)}") from exc
