@@ -21,6 +21,7 @@ from bot.db_command import add_db_parser
 from bot.errors import UserError
 from bot.runtime import Bot, build_bot, build_core, build_engine
 from bot.settings import Settings
+from bot.stores import store_description
 from bot.terminal import ask, chat
 from rag.citations import Citation
 from rag.evaluation import EvalTurn, evaluate, ranked_doc_ids, read_questions, squash
@@ -53,7 +54,7 @@ def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
         core.close()
     for problem in summary.problems:
         print(f"skipped {problem}", file=sys.stderr)
-    print(f"ingest: {summary.line()} -> {args.store or settings.store_path}")
+    print(f"ingest: {summary.line()} -> {store_description(settings, args.store)}")
     return 0 if summary.ingested or (args.prune and summary.removed) else 1
 
 
@@ -64,7 +65,7 @@ def cmd_search(args: argparse.Namespace, settings: Settings) -> int:
     core = build_core(settings, args.store)
     try:
         if core.store.counts()["chunks"] == 0:
-            raise UserError(f"the knowledge store {args.store or settings.store_path} is empty: "
+            raise UserError(f"the knowledge store {store_description(settings, args.store)} is empty: "
                             "run `navibot ingest PATH` (or `navibot ingest --demo`) first")
         hits = core.retriever.search(question, k=args.k or settings.top_k, tags=_csv(args.tags),
                                      groups=_csv(args.groups))
