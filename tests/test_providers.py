@@ -137,6 +137,18 @@ def test_keys_and_endpoints_are_comma_separated_and_keys_stay_secret(monkeypatch
         Settings()
 
 
+def test_a_proxy_password_in_a_base_url_is_never_logged(demo: Core, caplog: pytest.LogCaptureFixture) -> None:
+    failover = gemini_failover([KEY], ["http://navibot:proxy-pass-123@127.0.0.1:9/gemini"], 1.0)
+    assert [e.label for e in failover.endpoints] == ["gemini@127.0.0.1:9#key1"]
+    engine = Engine(demo.retriever, HeuristicRewriter(),
+                    FallbackAnswerer(GeminiAnswerer(failover, "gemini-2.5-flash"), ExtractiveAnswerer(demo.embedder)))
+    with caplog.at_level(logging.INFO):
+        outcome = engine.answer(STUDENTS, [], MOOD)  # nothing listens on port 9: connection refused
+    assert outcome.text.endswith(UNAVAILABLE_NOTICE) and "gemini@127.0.0.1:9#key1" in outcome.fallbacks[0]
+    for secret in ("proxy-pass-123", KEY):
+        assert secret not in caplog.text and secret not in " ".join(outcome.fallbacks)
+
+
 # --- generated answers --------------------------------------------------------------------------------------------
 
 def test_gemini_answers_through_build_bot_and_the_turn_handler(demo: Core, gemini_a: FakeGemini,

@@ -16,6 +16,7 @@ import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import Enum
+from urllib.parse import urlsplit
 
 from rag.providers.budget import Deadline, current_budget
 
@@ -108,9 +109,18 @@ class Failover[C]:
 
 
 def endpoint_labels(provider: str, base_urls: Sequence[str], n_keys: int) -> list[tuple[str | None, int, str]]:
-    """Every (base URL, key number) pair, with a label that is safe to log."""
-    from urllib.parse import urlsplit
-
+    """Every (base URL, key number) pair, with a label that is safe to log: host and port only, since a proxy's
+    URL may carry a user and password (https://user:password@proxy/)."""
     urls: list[str | None] = list(base_urls) or [None]
-    return [(url, key, f"{provider}@{urlsplit(url).netloc if url else 'default'}#key{key + 1}")
+    return [(url, key, f"{provider}@{_host(url) if url else 'default'}#key{key + 1}")
             for url in urls for key in range(n_keys)]
+
+
+def _host(url: str) -> str:
+    parts = urlsplit(url)
+    host = parts.hostname or "?"
+    host = f"[{host}]" if ":" in host else host  # an IPv6 address
+    try:
+        return f"{host}:{parts.port}" if parts.port else host
+    except ValueError:  # a port that is not a number: the settings accept any http(s) URL
+        return host
