@@ -10,6 +10,7 @@ import random
 import re
 import time
 from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,7 @@ from bot.runtime import Core, build_bot, build_core
 from bot.settings import Settings
 from bot.turns import ReplyKind, Turn
 from rag.answering import UNAVAILABLE_NOTICE, FallbackAnswerer
+from rag.embedding import EmbeddingUnavailable
 from rag.engine import Engine
 from rag.extractive import ExtractiveAnswerer
 from rag.moods import MoodBook
@@ -297,6 +299,31 @@ def test_the_turn_deadline_bounds_slow_endpoints(demo: Core, gemini_a: FakeGemin
     assert len(gemini_a.calls) == 1 and len(gemini_b.calls) == 1
 
 
+def test_turns_in_several_threads_keep_their_own_deadline_and_fallbacks(demo: Core, gemini_a: FakeGemini) -> None:
+    """As in the Slack and Teams adapters: turns answered at once in worker threads, sharing the SDK clients.
+    Turns whose model hangs fall back when their own deadline passes; the others are not slowed or marked."""
+    gemini_a.delays = {"/slow-model:generateContent": 5.0}
+    failover = gemini_failover([KEY], [gemini_a.url], 5.0)
+
+    def engine(model: str, deadline: float) -> Engine:
+        answerer = FallbackAnswerer(GeminiAnswerer(failover, model), ExtractiveAnswerer(demo.embedder))
+        return Engine(demo.retriever, HeuristicRewriter(), answerer, turn_deadline_seconds=deadline)
+
+    slow, fast = engine("slow-model", 0.6), engine("gemini-2.5-flash", 12.0)
+    started = time.monotonic()
+    with ThreadPoolExecutor(max_workers=6) as pool:
+        futures = [pool.submit(e.answer, STUDENTS, [], MOOD) for e in (slow, fast) * 3]
+        outcomes = [(e, f.result()) for e, f in zip((slow, fast) * 3, futures, strict=True)]
+    assert time.monotonic() - started < 1.5  # in parallel: six turns, the slow ones bounded by 0.6 s each
+    for used, outcome in outcomes:
+        if used is slow:
+            assert outcome.text.endswith(UNAVAILABLE_NOTICE) and len(outcome.fallbacks) == 1
+            assert "timed out" in outcome.fallbacks[0]
+        else:
+            assert outcome.kind == "answer" and outcome.fallbacks == [] and UNAVAILABLE_NOTICE not in outcome.text
+    assert len(gemini_a.calls) == 6
+
+
 def test_a_slow_rewrite_leaves_the_answer_its_time(demo: Core, gemini_a: FakeGemini, gemini_b: FakeGemini) -> None:
     gemini_a.delay = 5.0  # the rewrite model's endpoint hangs; the answer model's replies at once
     rewriter = GeminiRewriter(gemini_failover([KEY], [gemini_a.url], 5.0), "gemini-2.5-flash-lite",
@@ -442,6 +469,25 @@ def test_cohere_reranks_the_fused_candidates(demo: Core, cohere_a: FakeCohere, t
         assert "rerank" in outcome.timings_ms and outcome.fallbacks == []
     finally:
         bot.close()
+
+
+def test_a_hanging_cohere_endpoint_is_left_at_the_per_call_timeout(demo: Core, cohere_a: FakeCohere) -> None:
+    """The timeout given to the cohere SDK per request (request_options) is the one that applies: the client's
+    own is 5 s here, the turn leaves rerank 30% of 1 s, and a query embedding alone gets 0.4 s."""
+    cohere_a.delay = 5.0
+    reranker = CohereReranker(cohere_failover([KEY], [cohere_a.url], 5.0))
+    engine = Engine(demo.retriever, HeuristicRewriter(), ExtractiveAnswerer(demo.embedder), reranker=reranker,
+                    rerank_candidates=20, turn_deadline_seconds=1.0)
+    started = time.monotonic()
+    outcome = engine.answer(STUDENTS, [], MOOD)
+    elapsed = time.monotonic() - started
+    assert 0.25 < outcome.timings_ms["rerank"] / 1000 < 0.5 and elapsed < 0.9, (outcome.timings_ms, elapsed)
+    assert outcome.kind == "answer" and "timed out" in outcome.fallbacks[0]
+    embedder = CohereEmbedder(cohere_failover([KEY], [cohere_a.url], 0.4), dim=256)
+    started = time.monotonic()
+    with pytest.raises(EmbeddingUnavailable, match="timed out"):
+        embedder.embed_query("snap")
+    assert 0.35 < time.monotonic() - started < 0.8
 
 
 def fake_rerank_score(query: str, hit: Any) -> float:
