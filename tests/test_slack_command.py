@@ -186,7 +186,9 @@ def test_socket_mode_end_to_end(fake: FakeSlack, loop: BackgroundLoop, bot: Bot)
     and answers in the thread."""
     slack = build_slack_app(bot, settings(fake, slack_bot_token="xoxb-1", slack_app_token="xapp-1"), mode="socket")
     ts = "1700000100.000100"
-    envelope = {"envelope_id": "env-1", "type": "events_api", "accepts_response_payload": False, "payload": {
+    # As Slack sends it: a first delivery says retry_attempt 0 (a retry would say 1 or more).
+    envelope = {"envelope_id": "env-1", "type": "events_api", "accepts_response_payload": False,
+                "retry_attempt": 0, "retry_reason": "", "payload": {
         "token": "legacy", "team_id": TEAM_ID, "api_app_id": "A0NAVI", "type": "event_callback",
         "event_id": "EvSOCKET1", "event_time": int(time.time()), "event": {
             "type": "app_mention", "user": "U0ALICE", "channel": "C0SOCKET", "ts": ts, "event_ts": ts,
@@ -212,4 +214,5 @@ def test_socket_mode_end_to_end(fake: FakeSlack, loop: BackgroundLoop, bot: Bot)
     loop.run(scenario())
     [reply] = fake.of("chat.postMessage", "C0SOCKET")
     assert reply.args["thread_ts"] == ts and "college students" in reply.args["text"].lower()
+    assert [c.args["timestamp"] for c in fake.of("reactions.add", "C0SOCKET")] == [ts], "progress shown"
     assert [c.token for c in fake.of("apps.connections.open")][:1] == ["xapp-1"]

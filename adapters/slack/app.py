@@ -88,6 +88,16 @@ def question_text(text: str, bot_user_id: str | None) -> str:
     return "\n".join(re.sub(r"[ \t]+", " ", line).strip() for line in text.split("\n")).strip()
 
 
+def is_retry(request: AsyncBoltRequest) -> bool:
+    """Slack's retry number above 0. Socket Mode envelopes carry `retry_attempt: 0` on the first delivery, which
+    Bolt passes on as the same header as HTTP mode's X-Slack-Retry-Num (absent on a first HTTP delivery)."""
+    values = request.headers.get("x-slack-retry-num") or ["0"]
+    try:
+        return int(values[0]) > 0
+    except ValueError:
+        return True  # an unreadable number is still a retry
+
+
 def configure_web_client(client: AsyncWebClient, settings: SlackSettings) -> AsyncWebClient:
     """SLACK_API_URL as the Web API base URL (GovSlack, tests), and retries on 429 after Retry-After."""
     client.base_url = settings.slack_api_url
@@ -175,8 +185,7 @@ class SlackApp:
         text = question_text(str(event.get("text", "")), context.bot_user_id)
         turn = Turn(PLATFORM, team, channel, thread_ts, user, text, event_id=body.get("event_id"))
         # A redelivery (Slack retries when an ack was late) is answered once; no second progress reaction for it.
-        retry = bool(request.headers.get("x-slack-retry-num"))
-        await self._answer(turn, channel, thread_ts, react_to=None if retry else ts)
+        await self._answer(turn, channel, thread_ts, react_to=None if is_retry(request) else ts)
 
     async def _answer(self, turn: Turn, channel: str, thread_ts: str, react_to: str | None) -> None:
         """Progress reaction, the handler, the reply in the thread; a failure anywhere becomes an apology there."""
