@@ -240,6 +240,43 @@ def test_events_are_acknowledged_at_once_and_progress_shows_within_a_second(harn
     harness.run(harness.fake.wait_for("chat.postMessage", 1, ch))
 
 
+def test_many_slow_answers_at_once_leave_button_clicks_and_the_reason_form_fast(
+        harness: Harness, monkeypatch: pytest.MonkeyPatch) -> None:
+    """More answers in progress than asyncio's default thread pool has threads (at most 32): the reason form, which
+    records before it acknowledges, still answers at once, and every question gets its one reply."""
+    ch = channel()
+    _, first = harness.mention(ch, STUDENTS)
+    answer_id = answer_id_of(first)
+    release = threading.Event()
+    handle = harness.bot.handler.handle
+
+    def slow(turn: Any, mood_override: str | None = None) -> Any:
+        release.wait(5)  # a language model taking its time
+        return handle(turn, mood_override)
+
+    monkeypatch.setattr(harness.bot.handler, "handle", slow)
+    asked = 34
+    for i in range(asked):
+        ts = f"1700000900.{i:06d}"
+        status, _, elapsed = harness.event({"type": "app_mention", "user": "U0BUSY", "channel": ch, "ts": ts,
+                                            "text": f"<@{BOT_USER_ID}> {STUDENTS} ({i})"})
+        assert status == 200 and elapsed < 1.0
+    harness.run(harness.fake.wait_for("reactions.add", asked + 1, ch))
+    try:
+        status, body, elapsed = harness.interact({
+            "type": "view_submission", "user": {"id": "U0BOB", "team_id": TEAM_ID},
+            "view": {"id": "V0REASON", "type": "modal", "callback_id": VIEW_REASON,
+                     "private_metadata": json.dumps({"answer_id": answer_id, "channel": ch}),
+                     "state": {"values": {REASON_BLOCK: {REASON_INPUT: {"type": "plain_text_input", "value": "slow"}}}}}})
+    finally:
+        release.set()
+    assert status == 200 and body == "" and elapsed < 1.0, elapsed
+    replies = harness.run(harness.fake.wait_for("chat.postMessage", asked + 1, ch, timeout=20))
+    harness.settle()
+    assert len(harness.fake.of("chat.postMessage", ch)) == asked + 1
+    assert len({r.args["thread_ts"] for r in replies}) == asked + 1, "one reply per question, each in its thread"
+
+
 def test_a_follow_up_in_the_thread_uses_the_history(harness: Harness) -> None:
     ch = channel()
     ts, _ = harness.mention(ch, STUDENTS)

@@ -3,7 +3,8 @@ feedback, and post the replies in threads.
 
 Every listener acknowledges at once (Bolt acks Events API requests before the listener runs; the others call
 `ack()` first) and does the slow work in a background task, so Slack gets its HTTP 200 well inside 3 seconds.
-The turn handler is synchronous and runs in a worker thread (`asyncio.to_thread`).
+The turn handler is synchronous and runs in a worker thread of the app's own pool (see `SlackApp._handle`); quick
+store calls (a button's answer lookup, feedback) use `asyncio.to_thread`.
 
 Use it from a server: `app = build_slack_app(bot, settings)`, then `add_slack_routes(web_app, app)` (HTTP mode) or
 `socket_mode_handler(app, settings)` (Socket Mode).
@@ -12,12 +13,15 @@ Use it from a server: `app = build_slack_app(bot, settings)`, then `add_slack_ro
 from __future__ import annotations
 
 import asyncio
+import contextvars
+import functools
 import json
 import logging
 import re
 import uuid
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Coroutine
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from aiohttp import web
@@ -73,6 +77,7 @@ _LINK = re.compile(r"<((?:https?|mailto):[^|>]+)(?:\|([^>]*))?>")
 _CHANNEL = re.compile(r"<#[A-Z0-9]+\|([^>]*)>")
 _SPECIAL = re.compile(r"<!([a-z]+)(?:\^[^|>]*)?(?:\|([^>]*))?>")
 LATEST_THREADS_KEPT = 10_000
+TURN_THREADS = 16  # answers being worked out at once; the rest wait their turn (they mostly wait on model calls)
 
 
 def question_text(text: str, bot_user_id: str | None) -> str:
@@ -121,6 +126,7 @@ class SlackApp:
                             request_verification_enabled=mode == "http")
         self.client = configure_web_client(self.app.client, settings)
         self.tasks: set[asyncio.Task[None]] = set()
+        self._turn_threads = ThreadPoolExecutor(TURN_THREADS, thread_name_prefix="navibot-slack-turn")
         # The thread a user last asked in, per channel: what `/navibot reset` (which has no thread) forgets.
         self._latest_thread: OrderedDict[tuple[str, str, str], str] = OrderedDict()
         self._register()
@@ -192,7 +198,7 @@ class SlackApp:
         self._remember_thread(turn)
         reacted = react_to is not None and await self._react("add", channel, react_to)
         try:
-            reply = await asyncio.to_thread(self.bot.handler.handle, turn)
+            reply = await self._handle(turn)
             if reply.kind is ReplyKind.DUPLICATE:
                 log.info("slack: event %s was already answered; redelivery ignored", turn.event_id)
                 return
@@ -241,6 +247,14 @@ class SlackApp:
         except Exception as again:  # noqa: BLE001 - Slack unreachable: the log line is all that is left
             log.error("slack: could not post the apology (trace %s): %r", trace, again)
 
+    async def _handle(self, turn: Turn) -> Reply:
+        """The turn handler, in the app's own threads: an answer waits seconds on model calls, and on asyncio's
+        default pool (min(32, CPUs + 4) threads) a few of them would hold up the quick store calls of button clicks
+        and of the reason form, which Slack needs acknowledged within 3 seconds. The context is copied, as
+        `asyncio.to_thread` does (a turn's time budget is a context variable)."""
+        work = functools.partial(contextvars.copy_context().run, self.bot.handler.handle, turn)
+        return await asyncio.get_running_loop().run_in_executor(self._turn_threads, work)
+
     def _remember_thread(self, turn: Turn) -> None:
         key = (turn.workspace, turn.channel, turn.user)
         self._latest_thread[key] = turn.thread
@@ -267,7 +281,7 @@ class SlackApp:
                 await self._slash_reset(team, channel, user, text, respond)
             else:  # mood: a preference per user and channel, whatever the thread
                 turn = Turn(PLATFORM, team, channel, "", user, text)
-                reply = await asyncio.to_thread(self.bot.handler.handle, turn)
+                reply = await self._handle(turn)
                 await respond(text=plain_message(reply.text).text, response_type="ephemeral")
         except Exception as exc:
             trace = uuid.uuid4().hex[:12]
@@ -303,7 +317,7 @@ class SlackApp:
                                "In a thread, mention me and write `reset` to clear that thread.",
                           response_type="ephemeral")
             return
-        reply = await asyncio.to_thread(self.bot.handler.handle, Turn(PLATFORM, team, channel, thread, user, text))
+        reply = await self._handle(Turn(PLATFORM, team, channel, thread, user, text))
         await respond(text=plain_message(f"{reply.text} (your latest thread in this channel)").text,
                       response_type="ephemeral")
 
