@@ -389,6 +389,38 @@ def test_malformed_activity_is_a_400_and_nothing_is_sent(bot: Bot, body: str) ->
     assert status == 400 and calls == []
 
 
+@pytest.mark.parametrize(("change", "reason"), [
+    ({"recipient": None}, "recipient.id"),
+    ({"serviceUrl": "not a url"}, "serviceUrl"),
+    ({"serviceUrl": "ftp://127.0.0.1/"}, "serviceUrl"),
+])
+def test_a_message_that_could_not_be_answered_is_refused_before_it_is_handled(
+        bot: Bot, change: dict[str, Any], reason: str, caplog: pytest.LogCaptureFixture) -> None:
+    """Accepted with a 202, such a message was answered and saved, then its reply failed out of sight."""
+    async def scenario() -> tuple[int, str, list[Call]]:
+        async with running(bot) as h:
+            response = await h.post({**message(h.connector, STUDENTS, activity_id="r1"), **change})
+            await asyncio.sleep(0.05)
+            return response.status, await response.text(), list(h.connector.calls)
+
+    with caplog.at_level(logging.INFO):
+        status, text, calls = asyncio.run(scenario())
+    assert status == 400 and reason in text and calls == []
+    assert bot.conversations.history(f"teams|{TENANT}|{CHANNEL}|{ROOT}", 5) == []
+
+
+def test_a_refused_activity_is_one_warning_line_not_an_sdk_traceback(bot: Bot,
+                                                                      caplog: pytest.LogCaptureFixture) -> None:
+    async def scenario() -> int:
+        async with running(bot) as h:
+            return (await h.post({**message(h.connector, STUDENTS), "conversation": "not an object"})).status
+
+    with caplog.at_level(logging.INFO):
+        assert asyncio.run(scenario()) == 400
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR or r.exc_info]
+    assert any("request refused (400): not a valid Activity (conversation)" in r.getMessage() for r in caplog.records)
+
+
 def test_a_throttled_or_failing_connector_is_retried_and_the_answer_arrives(bot: Bot,
                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(agent, "RETRY_WAITS", (0.01, 0.01))

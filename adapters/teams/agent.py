@@ -9,6 +9,7 @@ the Microsoft 365 Agents Playground and says so at start-up.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import html
 import logging
 import re
@@ -17,6 +18,7 @@ import warnings
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 import aiohttp
 from aiohttp import web
@@ -146,6 +148,40 @@ def _citations(raw: list[Any]) -> list[Citation]:
     return result
 
 
+_REFUSING: contextvars.ContextVar[bool] = contextvars.ContextVar("navibot_teams_refusing", default=False)
+
+
+class _QuietRefusals(logging.Filter):
+    """The SDK logs every invalid Activity at ERROR with a traceback; a request refused with a 400 (and one warning
+    line of ours) is the sender's mistake, not a failure of the bot."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (_REFUSING.get() and str(record.msg).startswith("Validation error for Activity"))
+
+
+logging.getLogger("microsoft_agents.activity.activity").addFilter(_QuietRefusals())
+
+
+def _refuse(reason: str) -> web.Response:
+    log.warning("teams: request refused (400): %s", reason)
+    return web.json_response({"error": reason}, status=400)
+
+
+def _unanswerable(activity: Activity) -> str | None:
+    """Why a valid Activity still cannot be handled, or None. Checked before the 202: a message accepted here that
+    cannot be answered would be processed (and saved) with its reply failing out of sight."""
+    if not activity.type or not activity.conversation or not activity.conversation.id:
+        return "an Activity needs type and conversation.id"
+    if activity.type not in (ActivityTypes.message, ActivityTypes.invoke):
+        return None
+    url = urlsplit(activity.service_url or "")
+    if url.scheme not in ("http", "https") or not url.netloc:
+        return "an Activity needs serviceUrl (an absolute http(s) URL) to be answered"
+    if not activity.recipient or not activity.recipient.id:
+        return "an Activity needs recipient.id (the bot) to be answered"
+    return None
+
+
 RETRY_WAITS = (0.5, 2.0)  # seconds before the 2nd and 3rd attempt to post a reply
 
 
@@ -213,18 +249,19 @@ class TeamsBot:
         try:
             body = await request.json()
         except (ValueError, UnicodeDecodeError):
-            return web.json_response({"error": "the body is not JSON"}, status=400)
+            return _refuse("the body is not JSON")
         if not isinstance(body, dict):
-            return web.json_response({"error": "the body must be an Activity (a JSON object)"}, status=400)
+            return _refuse("the body must be an Activity (a JSON object)")
+        token = _REFUSING.set(True)
         try:
             activity = Activity.model_validate(body)
         except ValidationError as exc:
             where = ", ".join(".".join(map(str, e["loc"])) for e in exc.errors()[:3])
-            return web.json_response({"error": f"not a valid Activity ({where})"}, status=400)
-        if not activity.type or not activity.conversation or not activity.conversation.id:
-            return web.json_response({"error": "an Activity needs type and conversation.id"}, status=400)
-        if activity.type in (ActivityTypes.message, ActivityTypes.invoke) and not activity.service_url:
-            return web.json_response({"error": "an Activity needs serviceUrl to be answered"}, status=400)
+            return _refuse(f"not a valid Activity ({where})")
+        finally:
+            _REFUSING.reset(token)
+        if problem := _unanswerable(activity):
+            return _refuse(problem)
         if activity.type == ActivityTypes.message and activity.delivery_mode != DeliveryModes.expect_replies:
             # Acknowledge at once and answer in the background: the Bot Connector gives up (and redelivers) after
             # 15 s, and an answer from a language model can take most of that. The reply goes out through the
