@@ -189,3 +189,15 @@ def test_png_pixels_are_read_through_every_row_filter(tmp_path: Path) -> None:
                      + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b""))
     expected = [tuple(row[i:i + 4]) for row in rows for i in range(0, width * channels, 4)]
     assert png_rgba(path) == expected
+
+
+def test_an_out_path_that_cannot_be_written_is_one_clear_line(teams_env: None, tmp_path: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["teams", "package", "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "is a folder; give the zip file's name" in err and "Traceback" not in err
+    blocker = tmp_path / "a-file"
+    blocker.write_text("x", encoding="utf-8")
+    assert main(["teams", "package", "--out", str(blocker / "p.zip")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("navibot: cannot write the Teams app package") and err.count("\n") == 1

@@ -255,9 +255,16 @@ def build_package(settings: TeamsSettings, out: Path, manifest_dir: Path | None 
     problems = validate(manifest, folder)
     if problems:
         raise UserError("the Teams app package is not valid: " + "; ".join(problems))
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED) as archive:
-        archive.writestr("manifest.json", json.dumps(manifest, ensure_ascii=False, indent=2) + "\n")
-        for icon in ICONS:
-            archive.write(folder / manifest["icons"][icon], arcname=manifest["icons"][icon])
+    if out.is_dir():
+        raise UserError(f"--out {out} is a folder; give the zip file's name, e.g. {out / 'navibot-teams.zip'}")
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+            archive.writestr("manifest.json", json.dumps(manifest, ensure_ascii=False, indent=2) + "\n")
+            for icon in ICONS:
+                archive.write(folder / manifest["icons"][icon], arcname=manifest["icons"][icon])
+    except OSError as exc:  # a read-only folder, a full disk: no half-written zip is left to upload
+        if out.is_file():
+            out.unlink()
+        raise UserError(f"cannot write the Teams app package {out}: {exc.strerror or exc}") from exc
     return manifest
