@@ -42,7 +42,7 @@ class FakeConnector:
     calls: list[Call] = field(default_factory=list)
     url: str = ""
     fail_next: list[int] = field(default_factory=list)  # statuses to answer the next POSTs with (429, 503…)
-    refuse_citations: bool = False  # answer 400 to a message with citation entities, as a client without them may
+    refuse_citations: bool = False  # answer 400 to a message (or update) with citation entities, as Teams may
     _runner: web.AppRunner | None = None
     _ids: itertools.count = field(default_factory=lambda: itertools.count(1))
 
@@ -77,8 +77,12 @@ class FakeConnector:
         return web.json_response({"id": f"bot-{next(self._ids)}"})
 
     async def _put(self, request: web.Request) -> web.Response:
+        body = await request.json()
+        if self.refuse_citations and any(e.get("citation") for e in body.get("entities") or []):
+            return web.json_response({"error": {"code": "BadArgument", "message": "Error parsing message entity"}},
+                                     status=400)
         self.calls.append(Call("PUT", request.match_info["conversation"], None, request.match_info["activity"],
-                               await request.json(), request.headers.get("Authorization")))
+                               body, request.headers.get("Authorization")))
         return web.json_response({"id": request.match_info["activity"]})
 
     def messages(self) -> list[Call]:

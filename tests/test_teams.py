@@ -250,6 +250,9 @@ def test_submit_fallback_updates_the_card_in_place(bot: Bot) -> None:
     put = next(c for c in calls if c.method == "PUT")
     assert put.activity_id == "bot-2" and put.conversation_id == ROOT
     assert "Thanks, feedback saved: helpful." in card_texts(put.cards())
+    # The update replaces the whole message: it keeps the AI label and the citation entities of the answer.
+    original = next(c for c in calls if c.method == "POST" and c.type == "message")
+    assert put.body["entities"] == original.body["entities"] and put.body["summary"] == original.body["summary"]
     assert len([c for c in calls if c.type == "message" and c.method == "POST"]) == 1
 
 
@@ -440,13 +443,23 @@ def test_if_teams_refuses_the_citation_entities_the_answer_goes_out_without_them
         async with running(bot) as h:
             h.connector.refuse_citations = True
             await h.post(message(h.connector, STUDENTS))
-            return await h.connector.wait_messages(1)
+            (reply,) = await h.connector.wait_messages(1)
+            # The Action.Submit fallback's card update is refused the same way, and goes out the same way.
+            submit = next(a for a in actions(only_card(reply), "Action.Execute") if a["verb"] == VERB_HELPFUL)
+            await h.post({**message(h.connector, "", activity_id="1700000000009", mention=False), "text": None,
+                          "replyToId": "bot-2", "value": submit["fallback"]["data"]})
+            await h.connector.wait_for(lambda calls: any(c.method == "PUT" for c in calls))
+            return h.connector.calls
 
-    (reply,) = asyncio.run(scenario())
+    calls = asyncio.run(scenario())
+    reply = next(c for c in calls if c.method == "POST" and c.type == "message")
+    update = next(c for c in calls if c.method == "PUT")
     assert "[1]" in answer_of(reply)
-    assert [e.get("citation") for e in reply.body["entities"]] == [None], "no citations..."
-    assert reply.body["entities"][0]["additionalType"] == ["AIGeneratedContent"], "...but still the AI label"
-    assert actions(only_card(reply), "Action.ToggleVisibility"), "the card's own quotes are still there"
+    for sent in (reply, update):
+        assert [e.get("citation") for e in sent.body["entities"]] == [None], "no citations..."
+        assert sent.body["entities"][0]["additionalType"] == ["AIGeneratedContent"], "...but still the AI label"
+        assert actions(only_card(sent), "Action.ToggleVisibility"), "the card's own quotes are still there"
+    assert "Thanks, feedback saved: helpful." in card_texts(only_card(update))
 
 
 def test_internal_failure_is_an_apology_card_with_a_trace_id(bot: Bot, monkeypatch: pytest.MonkeyPatch,

@@ -16,7 +16,7 @@ import re
 import uuid
 import warnings
 from collections.abc import Awaitable, Callable, Coroutine
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -111,13 +111,20 @@ def reply_activity(reply: Reply, asked: str | None = None) -> Activity:
         if not understood or asked is None or understood.strip() == asked.strip():
             understood = None
         card = answer_card(reply.text, reply.citations, reply.answer_id, reply.mood, understood)
-        entities: list[Entity] = [ai_entity(reply.citations)] if reply.kind is ReplyKind.ANSWER else []
-        return Activity(type=ActivityTypes.message, attachments=[Attachment(**_attachment_fields(card))],
-                        entities=entities, summary=_summary(reply.text))
+        return answer_message(card, reply.text, reply.citations if reply.kind is ReplyKind.ANSWER else None)
     if reply.kind is ReplyKind.ERROR:
         return Activity(type=ActivityTypes.message, summary=_summary(reply.text),
                         attachments=[Attachment(**_attachment_fields(notice_card(reply.text, attention=True)))])
     return Activity(type=ActivityTypes.message, text=teams_markdown(reply.text), text_format="markdown")
+
+
+def answer_message(card: dict[str, Any], text: str, citations: list[Citation] | None) -> Activity:
+    """An answer card as a message, with the summary notifications show; with `citations` (an answer, not a
+    no-answer) also the AI label and the citation entities. Also what replaces the card after feedback: an update
+    replaces the whole message, so one without entities would lose the label and the pop-ups."""
+    entities: list[Entity] = [ai_entity(citations)] if citations is not None else []
+    return Activity(type=ActivityTypes.message, attachments=[Attachment(**_attachment_fields(card))],
+                    entities=entities, summary=_summary(text))
 
 
 def teams_markdown(text: str) -> str:
@@ -208,10 +215,26 @@ async def send_with_retry(context: TurnContext, activity: Activity) -> None:
             await asyncio.sleep(delay)
 
 
+async def send_citations_or_not(send: Callable[[Activity], Awaitable[Any]], outgoing: Activity) -> None:
+    """Sends (or updates) a message; if Teams refuses it (400) and it carries citation entities, a Teams preview
+    feature on card messages, sends it again with the AI label alone: the card keeps its own "Show quotes"."""
+    try:
+        await send(outgoing)
+    except aiohttp.ClientResponseError as exc:
+        if exc.status != 400 or not outgoing.entities:
+            raise
+        log.warning("teams: the message with citation entities was refused (400: %s); sending it without them",
+                    exc.message[:200])
+        outgoing.entities = [ai_entity([])]
+        await send(outgoing)
+
+
 @dataclass(slots=True)
 class FeedbackOutcome:
     card: dict[str, Any] | None  # the answer card showing the choice, or None when the rating was not saved
     message: str  # what to tell the user when there is no card
+    answer: str = ""  # the rated answer's text and citations, to rebuild its message around the card
+    citations: list[Citation] = field(default_factory=list)
 
 
 class TeamsBot:
@@ -310,18 +333,8 @@ class TeamsBot:
             return
         # send_activity addresses the reply to the incoming activity (replyToId) in the same conversation id, so
         # in a channel it lands in the same reply chain (`;messageid=` kept).
-        outgoing = reply_activity(reply, asked=text)
-        try:
-            await send_with_retry(context, outgoing)
-        except aiohttp.ClientResponseError as exc:
-            # Citation entities on a card message are a Teams preview feature: if Teams refuses the message
-            # because of them, the answer still goes out, with its own "Show quotes" and without the pop-ups.
-            if exc.status != 400 or not outgoing.entities:
-                raise
-            log.warning("teams: the reply with citation entities was refused (400: %s); sending it without them",
-                        exc.message[:200])
-            outgoing.entities = [ai_entity([])]  # the AI label alone
-            await send_with_retry(context, outgoing)
+        await send_citations_or_not(lambda outgoing: send_with_retry(context, outgoing),
+                                    reply_activity(reply, asked=text))
 
     async def _on_members_added(self, context: TurnContext, _state: TurnState) -> None:
         """Installed in someone's personal chat: say what the bot does. (Added to a team or group chat: nothing,
@@ -350,9 +363,9 @@ class TeamsBot:
             return FeedbackOutcome(None, str(exc))
         mood = data.get("mood") or None
         understood = record.standalone if record.standalone.strip() != record.question.strip() else None
-        card = answer_card(record.answer, _citations(record.citations), answer_id, mood,
-                           understood_as=understood, feedback=helpful)
-        return FeedbackOutcome(card, "Thanks, feedback saved.")
+        citations = _citations(record.citations)
+        card = answer_card(record.answer, citations, answer_id, mood, understood_as=understood, feedback=helpful)
+        return FeedbackOutcome(card, "Thanks, feedback saved.", record.answer, citations)
 
     async def _on_feedback_execute(self, context: TurnContext, _state: TurnState,
                                    data: Any) -> AdaptiveCardInvokeResponse:
@@ -369,9 +382,10 @@ class TeamsBot:
         outcome = await self._record(context, data.get("verb") if isinstance(data, dict) else None, data)
         card_id = context.activity.reply_to_id
         if outcome.card is not None and card_id:
-            await context.update_activity(Activity(
-                type=ActivityTypes.message, id=card_id,
-                attachments=[Attachment(**_attachment_fields(outcome.card))]))
+            # An answer always has citations (the citation rail); a no-answer has none and was sent unlabelled.
+            updated = answer_message(outcome.card, outcome.answer, outcome.citations or None)
+            updated.id = card_id
+            await send_citations_or_not(context.update_activity, updated)
         else:
             await context.send_activity(outcome.message)
 
