@@ -201,3 +201,14 @@ def test_an_out_path_that_cannot_be_written_is_one_clear_line(teams_env: None, t
     assert main(["teams", "package", "--out", str(blocker / "p.zip")]) == 2
     err = capsys.readouterr().err
     assert err.startswith("navibot: cannot write the Teams app package") and err.count("\n") == 1
+
+
+def test_a_schema_url_with_a_locale_as_teams_toolkit_writes_it_is_accepted(teams_env: None, tmp_path: Path) -> None:
+    folder = tmp_path / "mine"
+    shutil.copytree(default_manifest_dir(), folder)
+    template = folder / "manifest.json"
+    text = template.read_text(encoding="utf-8")
+    template.write_text(text.replace("developer.microsoft.com/json-schemas", "developer.microsoft.com/en-us/json-schemas"),
+                        encoding="utf-8")
+    assert "/en-us/" in template.read_text(encoding="utf-8")
+    assert main(["teams", "package", "--manifest-dir", str(folder), "--out", str(tmp_path / "p.zip")]) == 0

@@ -24,7 +24,9 @@ ICONS = {"color": (192, 192), "outline": (32, 32)}
 SCOPES = {"team", "groupchat", "personal"}
 _PLACEHOLDER = re.compile(r"\{\{([A-Z_]+)\}\}")
 _SEMVER = re.compile(r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?$")
-_SCHEMA = re.compile(r"^https://developer\.microsoft\.com/json-schemas/teams/v(\d+)\.(\d+)/MicrosoftTeams\.schema\.json$")
+# Teams Toolkit writes the schema URL with a locale (…microsoft.com/en-us/json-schemas/…); both forms are valid.
+_SCHEMA = re.compile(r"^https://developer\.microsoft\.com/(?:[a-z]{2}-[a-z]{2}/)?json-schemas/teams/v(\d+)\.(\d+)/"
+                     r"MicrosoftTeams\.schema\.json$", re.IGNORECASE)
 _PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 
