@@ -16,6 +16,9 @@ from typing import Any, TypeVar
 import aiohttp
 from aiohttp import web
 
+# Slack refuses a message whose blocks hold more than about 12,000 characters of text in all, with
+# msg_blocks_too_long: a limit the reference pages do not list (slackapi/bolt-js#2509 measured it near 12-13k).
+BLOCKS_TEXT_LIMIT = 12_000
 TEAM_ID = "T0NAVI"
 BOT_USER_ID = "U0NAVIBOT"
 BOT_ID = "B0NAVIBOT"
@@ -105,6 +108,8 @@ class FakeSlack:
 
     def _answer(self, method: str, args: dict[str, Any]) -> dict[str, Any]:
         ts = f"{int(time.time())}.{next(self._ts):06d}"
+        if method in {"chat.postMessage", "chat.update"} and blocks_text_length(args.get("blocks")) > BLOCKS_TEXT_LIMIT:
+            return {"ok": False, "error": "msg_blocks_too_long"}
         if method == "auth.test":
             return {"ok": True, "url": "https://navi.example.slack.com/", "team": "Navigators", "user": "navibot",
                     "team_id": TEAM_ID, "user_id": BOT_USER_ID, "bot_id": BOT_ID, "is_enterprise_install": False}
@@ -168,6 +173,15 @@ class FakeSlack:
             if time.monotonic() > deadline:
                 raise AssertionError(f"timed out waiting for a response_url post {id_}")
             await asyncio.sleep(0.01)
+
+
+def blocks_text_length(node: Any) -> int:
+    """Characters of every `text` string in a block tree (what Slack's cumulative limit counts)."""
+    if isinstance(node, dict):
+        return sum(len(v) if k == "text" and isinstance(v, str) else blocks_text_length(v) for k, v in node.items())
+    if isinstance(node, list):
+        return sum(blocks_text_length(v) for v in node)
+    return 0
 
 
 class BackgroundLoop:

@@ -45,8 +45,10 @@ from adapters.slack.blocks import (
 from adapters.slack.settings import SlackSettings
 from bot.cli import demo_kb_path
 from bot.commands import HELP
+from bot.conversations import AnswerRecord
 from bot.runtime import Bot, build_bot
 from bot.settings import Settings
+from rag.citations import Citation
 from tests.fake_slack import BOT_USER_ID, TEAM_ID, Call, FakeSlack
 
 SECRET = "8f742231b10e8888abcd99yyyzzz85a5"
@@ -398,9 +400,10 @@ def test_a_failure_inside_the_bot_or_the_adapter_becomes_an_apology_in_the_threa
         assert reply.args["thread_ts"]
 
 
-def test_blocks_slack_refuses_still_deliver_the_answer_as_text(harness: Harness) -> None:
+@pytest.mark.parametrize("error", ["invalid_blocks", "msg_blocks_too_long"])
+def test_blocks_slack_refuses_still_deliver_the_answer_as_text(harness: Harness, error: str) -> None:
     ch = channel()
-    harness.fake.fail_next("chat.postMessage", "invalid_blocks")
+    harness.fake.fail_next("chat.postMessage", error)
     harness.event({"type": "app_mention", "user": "U0ALICE", "text": f"<@{BOT_USER_ID}> {STUDENTS}",
                    "ts": "1700000007.000100", "channel": ch})
     _, text_only = harness.run(harness.fake.wait_for("chat.postMessage", 2, ch))
@@ -442,6 +445,39 @@ def test_show_quotes_expands_the_message_in_place_with_the_verbatim_sources_and_
     collapsed = harness.run(harness.fake.wait_for("chat.update", 2, ch))[1]
     assert not blocks_of(collapsed, "rich_text")
     assert blocks_of(collapsed, "actions")[0]["elements"][0]["action_id"] == ACTION_SHOW_QUOTES
+
+
+def test_show_quotes_of_many_long_citations_stays_within_slacks_total_text_limit(harness: Harness) -> None:
+    """Eight 2,500-character paragraphs are far more text than Slack takes in one message (the fake refuses what
+    Slack refuses): the quotes share the room, each trimmed with "…" and a link, and the ones that do not fit are
+    listed as links, so the update is accepted and nothing is dropped."""
+    ch = channel()
+    answer_id = f"long-{uuid.uuid4().hex[:8]}"
+    paragraph = "A household with a student may qualify when the student works twenty hours a week. "
+    cited = [Citation(number=n, doc_id=f"kb/manual{n}", chunk_id=f"kb/manual{n}::0", sub_id=f"kb/manual{n}::0.0",
+                      title=f"Policy manual {n}", heading_path=["Students"],
+                      url=f"https://benefits.example.gov/manual{n}#:~:text=A%20household", page=None,
+                      quote=f"({n}) " + paragraph * 30) for n in range(1, 9)]
+    harness.bot.conversations.save_answer(AnswerRecord(
+        answer_id=answer_id, conversation_key=conversation_key(ch, "1700000011.000001"), platform="slack",
+        user="U0ALICE", question=STUDENTS, standalone=STUDENTS, answer="Yes, if they work 20 hours a week [1][2].",
+        kind="answer", mood="concise", citations=cited))
+    message = Call("chat.postMessage", {"ts": "1700000011.000100", "thread_ts": "1700000011.000001"}, None)
+    harness.click(message, ch, "U0BOB", ACTION_SHOW_QUOTES, answer_id)
+    update = harness.run(harness.fake.wait_for("chat.update", 1, ch))[0]
+    harness.settle()
+    assert update.result["ok"], update.result
+    assert not harness.fake.of("chat.postMessage", ch), "no apology"
+    shown = blocks_of(update, "rich_text")
+    assert shown
+    for block, citation in zip(shown, cited, strict=False):
+        text, _, link = block["elements"][1]["elements"]
+        assert text["text"].endswith("…") and citation.quote.startswith(text["text"][:-1])
+        assert link["url"] == citation.url
+    listed = [b["text"]["text"] for b in blocks_of(update, "section") if b["text"]["text"].startswith("+")]
+    assert len(shown) == 8 or listed[0].startswith(f"+{8 - len(shown)} more source")
+    for citation in cited[len(shown):]:
+        assert f"<{citation.url}|[{citation.number}] {citation.title}>" in listed[0]
 
 
 def test_show_quotes_of_an_unknown_answer_says_so_to_the_clicker(harness: Harness) -> None:

@@ -11,8 +11,10 @@ from slack_sdk.models.views import View
 from adapters.slack.app import question_text, render
 from adapters.slack.blocks import (
     MAX_BLOCKS,
+    MIN_QUOTE,
     QUOTE_LIMIT,
     SECTION_LIMIT,
+    TEXT_BUDGET,
     AnswerView,
     answer_message,
     escape,
@@ -20,10 +22,12 @@ from adapters.slack.blocks import (
     plain_message,
     reason_modal,
     split_text,
+    text_length,
 )
 from bot.commands import HELP
 from bot.turns import Reply, ReplyKind
 from rag.citations import Citation
+from tests.fake_slack import BLOCKS_TEXT_LIMIT, blocks_text_length
 
 
 def citation(n: int, quote: str = "Students who work 20 hours a week can get SNAP.", url: str | None = None,
@@ -98,6 +102,22 @@ def test_citations_beyond_the_block_budget_are_listed_as_links_never_dropped() -
     valid(expanded.blocks)
     text = expanded.blocks[-3]["text"]["text"]
     assert "more not listed here" in text and len(text) <= SECTION_LIMIT
+
+
+def test_many_long_quotes_share_slacks_total_text_limit_and_the_rest_are_listed() -> None:
+    cited = [citation(n, quote=f"({n}) " + "Students who work 20 hours a week can get SNAP. " * 40)
+             for n in range(1, 31)]
+    expanded = answer_message(view(cited), expanded=True)
+    valid(expanded.blocks)
+    assert text_length(expanded.blocks) <= TEXT_BUDGET and blocks_text_length(expanded.blocks) <= BLOCKS_TEXT_LIMIT
+    quotes = [b for b in expanded.blocks if b["type"] == "rich_text"]
+    assert len(quotes) >= 5
+    for block, source in zip(quotes, cited, strict=False):
+        text, _, link = block["elements"][1]["elements"]
+        assert text["text"].endswith("…") and source.quote.startswith(text["text"][:-1])
+        assert len(text["text"]) >= MIN_QUOTE and link["url"] == source.url
+    [more] = [b for b in expanded.blocks if b["type"] == "section" and b["text"]["text"].startswith("+")]
+    assert more["text"]["text"].startswith(f"+{30 - len(quotes)} more sources: <{cited[len(quotes)].url}|")
 
 
 def test_a_long_answer_is_split_into_sections_within_the_limit() -> None:

@@ -1,9 +1,10 @@
 """Block Kit rendering of replies: the answer with its quotes (collapsed or expanded) and feedback buttons, plain
 replies, and the feedback-reason modal. Pure functions of the reply; no Web API calls here.
 
-Block Kit limits respected: a section's text is at most 3,000 characters, a message at most 50 blocks. A long
-quote is trimmed with "…" and a link to the source; citations beyond the block budget are listed as links
-("+N more sources"), never dropped silently.
+Block Kit limits respected: a section's text is at most 3,000 characters, a message at most 50 blocks and about
+12,000 characters of text in all (more is refused with msg_blocks_too_long). The quotes share what the answer leaves
+of that; a long quote is trimmed with "…" and a link to the source, and citations beyond the budget are listed as
+links ("+N more sources"), never dropped silently.
 """
 
 from __future__ import annotations
@@ -30,6 +31,12 @@ HELPFUL, NOT_HELPFUL = "helpful", "not_helpful"
 SECTION_LIMIT = 3000  # characters of a section block's text
 MAX_BLOCKS = 50  # blocks in one message
 QUOTE_LIMIT = 2800  # characters of one quote shown, leaving room for the title line and the link
+# Slack refuses a message whose blocks hold more than about 12,000 characters of text in all (msg_blocks_too_long;
+# not in the reference pages, measured in slackapi/bolt-js#2509); links are counted too, to keep a margin.
+TEXT_BUDGET = 10_000
+MORE_SOURCES_LIMIT = 1500  # the "+N more sources" line, kept free within the text budget
+MIN_QUOTE = 300  # a quote cut shorter than this says too little: that citation is listed as a link instead
+MIN_SHARE = 800  # the least room a quote block gets when many share the budget: the first ones are shown
 FALLBACK_LIMIT = 3900  # the notification / screen-reader text; Slack truncates `text` far above this
 
 
@@ -121,8 +128,18 @@ def _context_line(view: AnswerView) -> Block:
     return {"type": "context", "elements": [{"type": "mrkdwn", "text": line}]}
 
 
-def _citation_block(citation: Citation) -> Block:
-    """One citation as a rich_text block: the quote is a rich_text_quote of plain text elements, so the source's
+def text_length(node: Any) -> int:
+    """Characters of the text and link addresses in a block tree: what counts towards TEXT_BUDGET."""
+    if isinstance(node, dict):
+        return sum(len(v) if k in {"text", "url"} and isinstance(v, str) else text_length(v) for k, v in node.items())
+    if isinstance(node, list):
+        return sum(text_length(v) for v in node)
+    return 0
+
+
+def _citation_block(citation: Citation, room: int) -> Block | None:
+    """One citation as a rich_text block of at most `room` characters (text_length), or None when not even
+    MIN_QUOTE characters of its quote fit. The quote is a rich_text_quote of plain text elements, so the source's
     words arrive verbatim (no mrkdwn escaping or interpretation)."""
     header: list[Block] = [{"type": "text", "text": f"[{citation.number}] ", "style": {"bold": True}}]
     title = _trim(citation.title or citation.doc_id, 300)
@@ -135,19 +152,44 @@ def _citation_block(citation: Citation) -> Block:
         where = f"{where} (page {citation.page})" if where else f"page {citation.page}"
     if where:
         header.append({"type": "text", "text": "\n" + _trim(where, 500), "style": {"italic": True}})
-    quote: list[Block] = [{"type": "text", "text": _trim(citation.quote, QUOTE_LIMIT)}]
-    if len(citation.quote) > QUOTE_LIMIT:
+    room -= text_length(header)
+    quote: list[Block] = [{"type": "text", "text": citation.quote}]
+    if len(citation.quote) > min(QUOTE_LIMIT, room):
         if _is_web_link(citation.url):
-            quote.append({"type": "text", "text": " "})
-            quote.append({"type": "link", "url": citation.url, "text": "read the rest at the source"})
+            rest: list[Block] = [{"type": "text", "text": " "},
+                                 {"type": "link", "url": citation.url, "text": "read the rest at the source"}]
         else:
-            quote.append({"type": "text", "text": f" (the rest is in {citation.title or citation.doc_id})"})
+            rest = [{"type": "text", "text": f" (the rest is in {citation.title or citation.doc_id})"}]
+        limit = min(QUOTE_LIMIT, room - text_length(rest))
+        if limit < MIN_QUOTE:
+            return None
+        quote = [{"type": "text", "text": _trim(citation.quote, limit)}, *rest]
     return {"type": "rich_text", "elements": [{"type": "rich_text_section", "elements": header},
                                               {"type": "rich_text_quote", "elements": quote}]}
 
 
+def _quotes(citations: list[Citation], max_blocks: int, room: int) -> list[Block]:
+    """Quote blocks sharing `max_blocks` blocks and `room` characters fairly (what a short quote leaves goes to the
+    next ones; with very many, the first ones get MIN_SHARE each), then the citations that did not fit, as links."""
+    blocks: list[Block] = []
+    room -= MORE_SOURCES_LIMIT
+    for i, citation in enumerate(citations):
+        left = len(citations) - i
+        if left > 1 and len(blocks) == max_blocks - 1:
+            break  # the last block lists the rest
+        block = _citation_block(citation, min(room, max(room // left, MIN_SHARE)))
+        if block is None:
+            break
+        blocks.append(block)
+        room -= text_length(block)
+    if len(blocks) < len(citations):
+        blocks.append(_more_sources(citations[len(blocks):]))
+    return blocks
+
+
 def _more_sources(rest: list[Citation]) -> Block:
-    """Citations beyond the block budget, as links in one section (within its 3,000 characters)."""
+    """Citations beyond the block or text budget, as links in one section of at most MORE_SOURCES_LIMIT
+    characters."""
     head = f"+{len(rest)} more source{'s' if len(rest) != 1 else ''}: "
     parts: list[str] = []
     for c in rest:
@@ -156,7 +198,7 @@ def _more_sources(rest: list[Citation]) -> Block:
     text = head
     for i, part in enumerate(parts):
         candidate = text + (", " if i else "") + part
-        if len(candidate) > SECTION_LIMIT - 60:
+        if len(candidate) > MORE_SOURCES_LIMIT - 60:
             text += f", … ({len(parts) - i} more not listed here)"
             break
         text = candidate
@@ -185,11 +227,8 @@ def answer_message(view: AnswerView, expanded: bool = False) -> Message:
     buttons = _buttons(view, expanded)
     quotes: list[Block] = []
     if expanded and view.citations:
-        budget = MAX_BLOCKS - len(answer) - 1 - len(buttons)
-        shown = view.citations if len(view.citations) <= budget else view.citations[:budget - 1]
-        quotes = [_citation_block(c) for c in shown]
-        if len(shown) < len(view.citations):
-            quotes.append(_more_sources(view.citations[len(shown):]))
+        quotes = _quotes(view.citations, MAX_BLOCKS - len(answer) - 1 - len(buttons),
+                         TEXT_BUDGET - text_length([*answer, context, *buttons]))
     sources = "; ".join(f"[{c.number}] {c.title}" for c in view.citations)
     fallback = _trim(escape(f"{view.text}\nSources: {sources}" if sources else view.text), FALLBACK_LIMIT)
     return Message(fallback, [*answer, context, *quotes, *buttons])
