@@ -214,7 +214,8 @@ class SlackApp:
             await self.client.chat_postMessage(channel=channel, thread_ts=thread_ts, text=message.text,
                                                blocks=message.blocks, unfurl_links=False, unfurl_media=False)
         except SlackApiError as exc:
-            if exc.response.get("error") not in {"invalid_blocks", "invalid_blocks_format", "msg_too_long"}:
+            if exc.response.get("error") not in {"invalid_blocks", "invalid_blocks_format", "msg_too_long",
+                                                 "msg_blocks_too_long"}:
                 raise
             # Blocks Slack refuses (a limit changed, an odd link): the answer still goes out, as text.
             log.warning("slack: blocks refused (%s); posting the answer as text", exc.response.get("error"))
