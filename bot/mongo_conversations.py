@@ -31,7 +31,7 @@ from bot.conversations import (
 )
 from bot.handler import FeedbackError
 from rag.citations import Citation
-from rag.mongo.connection import MongoConfig, MongoConnection
+from rag.mongo.connection import MongoConfig, MongoConnection, MongoUnavailable
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -149,6 +149,9 @@ class MongoConversationStore:
         self._closed = False
         try:
             connection.run(ensure_conversation_indexes(connection.db, history_ttl_days, event_ttl_hours))
+        except PyMongoError as exc:  # at start-up, e.g. a user without the right to create indexes: one line
+            connection.close()
+            raise MongoUnavailable(f"MongoDB at {connection.host} failed: {exc}") from exc
         except BaseException:
             connection.close()
             raise

@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from pymongo.errors import AutoReconnect, OperationFailure
 
 from bot import db_command
 from bot.cli import main
@@ -171,3 +172,33 @@ def test_knowledge_and_conversations_share_one_connection(server: FakeDatabase) 
         assert isinstance(named, SQLiteKnowledgeStore)
     finally:
         named.close()
+
+
+def test_a_server_lost_or_refusing_mid_command_is_one_line(server: FakeDatabase, monkeypatch: pytest.MonkeyPatch,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["db", "init", "--timeout", "5"]) == 0
+    assert main(["ingest", "--demo"]) == 0
+    capsys.readouterr()
+    fail_on(server, monkeypatch, "aggregate", AutoReconnect("cluster0.example.mongodb.net:27017: timed out"))
+    assert main(["search", "snap students"]) == 2
+    assert capsys.readouterr().err == ("navibot: MongoDB at cluster0.example.mongodb.net failed: "
+                                       "cluster0.example.mongodb.net:27017: timed out\n")
+    refused = OperationFailure("not authorized on navibot to execute command { createIndexes: ... }", code=13)
+    fail_on(server, monkeypatch, "create_index", refused)  # a read-only database user: the stores cannot create their indexes
+    assert main(["ask", "Can college students get SNAP?"]) == 2
+    assert capsys.readouterr().err.startswith("navibot: MongoDB at cluster0.example.mongodb.net failed: not "
+                                              "authorized on navibot")
+    with pytest.raises(MongoUnavailable, match="^MongoDB at test failed: not authorized"):
+        MongoConversationStore(MongoConnection(AsyncBridge(), server))
+
+
+def fail_on(server: FakeDatabase, monkeypatch: pytest.MonkeyPatch, op: str, error: Exception) -> None:
+    """From now on the fake server answers `op` with `error` (every other call works)."""
+    check = server.server.check
+
+    def checking(name: str) -> None:
+        check(name)
+        if name == op:
+            raise error
+
+    monkeypatch.setattr(server.server, "check", checking)

@@ -22,18 +22,19 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import Counter
+from collections.abc import Coroutine
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 from pymongo import DeleteMany, ReplaceOne, UpdateOne
 from pymongo.asynchronous.database import AsyncDatabase
-from pymongo.errors import OperationFailure
+from pymongo.errors import OperationFailure, PyMongoError
 
 from rag.bm25 import bm25_scores, query_stems, stemmed
 from rag.models import Chunk, SourceDocument, SubChunk
 from rag.mongo import pipelines
-from rag.mongo.connection import MongoConfig, MongoConnection
+from rag.mongo.connection import MongoConfig, MongoConnection, MongoUnavailable
 from rag.mongo.indexes import (
     CHUNKS,
     DOCUMENTS,
@@ -48,6 +49,7 @@ from rag.sentences import chunk_sentences
 from rag.store import ChunkVectors, EmbeddingMismatch, Filters, StoredDocument
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 _CHUNK_FIELDS = {"sentences": 0, "embedding": 0}  # what get_chunks does not need to read
 
@@ -347,7 +349,7 @@ class MongoKnowledgeStore:
         self.aio = AsyncMongoKnowledge(connection.db, self.options, connection.server_version, connection.host)
         self._closed = False
         try:
-            connection.run(self.aio.prepare())
+            self._run(self.aio.prepare())
         except BaseException:
             connection.close()
             raise
@@ -356,44 +358,48 @@ class MongoKnowledgeStore:
     def open(cls, config: MongoConfig, options: SearchOptions | None = None) -> MongoKnowledgeStore:
         return cls(MongoConnection.shared(config), options)
 
-    @property
-    def where(self) -> str:
-        return f"MongoDB {self.connection.host}, database {self.connection.db.name}"
+    def _run(self, coro: Coroutine[Any, Any, T]) -> T:
+        """A driver error (server lost, timed out, a refused command) becomes MongoUnavailable, one plain line
+        naming the host for the command line; the turn handler turns it into an apology with a trace id."""
+        try:
+            return self.connection.run(coro)
+        except PyMongoError as exc:
+            raise MongoUnavailable(f"MongoDB at {self.connection.host} failed: {exc}") from exc
 
     def document_hashes(self) -> dict[str, str]:
-        return self.connection.run(self.aio.document_hashes())
+        return self._run(self.aio.document_hashes())
 
     def documents(self) -> list[StoredDocument]:
-        return self.connection.run(self.aio.documents())
+        return self._run(self.aio.documents())
 
     def replace_document(self, doc: SourceDocument, chunks: list[Chunk], vectors: ChunkVectors) -> None:
-        self.connection.run(self.aio.replace_document(doc, chunks, vectors))
+        self._run(self.aio.replace_document(doc, chunks, vectors))
 
     def delete_documents(self, doc_ids: list[str]) -> int:
-        return self.connection.run(self.aio.delete_documents(doc_ids))
+        return self._run(self.aio.delete_documents(doc_ids))
 
     def check_embedder(self, name: str, dim: int) -> None:
-        self.connection.run(self.aio.check_embedder(name, dim))
+        self._run(self.aio.check_embedder(name, dim))
 
     def vector_search(self, vector: np.ndarray, limit: int, filters: Filters) -> list[tuple[str, float]]:
-        return self.connection.run(self.aio.vector_search(vector, limit, filters))
+        return self._run(self.aio.vector_search(vector, limit, filters))
 
     def lexical_search(self, query: str, limit: int, filters: Filters) -> list[tuple[str, float]]:
-        return self.connection.run(self.aio.lexical_search(query, limit, filters))
+        return self._run(self.aio.lexical_search(query, limit, filters))
 
     def candidate_rankings(self, query: str, vector: np.ndarray | None, limit: int,
                            filters: Filters) -> tuple[list[str], list[str]]:
-        return self.connection.run(self.aio.candidate_rankings(query, vector, limit, filters))
+        return self._run(self.aio.candidate_rankings(query, vector, limit, filters))
 
     def sentence_rankings(self, query: str, vector: np.ndarray | None,
                           chunk_ids: list[str]) -> tuple[list[str], list[str]]:
-        return self.connection.run(self.aio.sentence_rankings(query, vector, chunk_ids))
+        return self._run(self.aio.sentence_rankings(query, vector, chunk_ids))
 
     def get_chunks(self, chunk_ids: list[str]) -> list[Chunk]:
-        return self.connection.run(self.aio.get_chunks(chunk_ids))
+        return self._run(self.aio.get_chunks(chunk_ids))
 
     def counts(self) -> dict[str, int]:
-        return self.connection.run(self.aio.counts())
+        return self._run(self.aio.counts())
 
     def close(self) -> None:
         if not self._closed:  # a shared connection counts its users: close it once
