@@ -9,12 +9,13 @@ import logging
 import random
 import re
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import pytest
+from google.genai import types
 from pydantic import SecretStr, ValidationError
 
 from bot.cli import demo_kb_path, main
@@ -80,10 +81,16 @@ def cohere_a() -> Iterator[FakeServer]:
 
 
 @pytest.fixture(autouse=True)
-def _fresh_fakes(request: pytest.FixtureRequest) -> None:
-    for name in ("gemini_a", "gemini_b", "cohere_a"):
-        if name in request.fixturenames:
-            request.getfixturevalue(name).reset()
+def _fresh_fakes(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Each test starts with quiet fakes, and ends with no request refused as malformed (HTTP 400) unless it
+    checked that refusal itself (and cleared `refused`): whatever else a test asserts, what the SDKs sent must
+    have the shape the real APIs accept."""
+    fakes = [request.getfixturevalue(n) for n in ("gemini_a", "gemini_b", "cohere_a") if n in request.fixturenames]
+    for fake in fakes:
+        fake.reset()
+    yield
+    for fake in fakes:
+        assert fake.refused == [], fake.refused
 
 
 @pytest.fixture(scope="module")
@@ -167,16 +174,27 @@ def test_gemini_answers_through_build_bot_and_the_turn_handler(demo: Core, gemin
         assert call.path == "/v1/models/gemini-2.5-flash:generateContent" and call.headers["x-goog-api-key"] == KEY
         config = call.body["generationConfig"]
         assert config["temperature"] == 0 and config["responseMimeType"] == "application/json"
-        assert set(config["responseSchema"]["properties"]) == {"answer", "citations"}
+        schema = config["responseSchema"]
+        assert schema["type"] == "OBJECT" and schema["required"] == ["answer", "citations"]
+        assert schema["properties"]["answer"]["type"] == "STRING"
+        assert schema["properties"]["citations"] == {**schema["properties"]["citations"], "type": "ARRAY",
+                                                     "items": {"type": "STRING"}}
         # (the SDK sends this field in snake case; Google's JSON APIs accept both spellings)
         assert list(config["thinkingConfig"].values()) == [0] and config["maxOutputTokens"] == 1024
-        assert "ONLY the documents" in call.body["systemInstruction"]["parts"][0]["text"]
+        system = FakeGemini.system_of(call.body)
+        for rule in ("ONLY the documents", "Scope:", "Refusal:", "leave \"citations\" empty", "Greetings and thanks"):
+            assert rule in system, rule
+        # Every retrieved paragraph is given with its sub-chunk id, the most relevant section LAST.
         documents = call.body["contents"][0]["parts"][0]["text"]
         ranks = [int(r) for r in re.findall(r'<document rank="(\d+)"', documents)]
-        assert ranks == sorted(ranks, reverse=True) and ranks[-1] == 1  # the most relevant last
+        assert ranks == sorted(ranks, reverse=True) and ranks[-1] == 1
+        hits = bot.engine.retriever.search(STUDENTS, k=bot.engine.top_k)
+        expected_ids = [sub.sub_id for hit in reversed(hits) for sub in hit.chunk.subchunks]
+        assert re.findall(r'<paragraph id="([^"]+)"', documents) == expected_ids
+        assert reply.citations[0].sub_id in expected_ids
         last = [p["text"] for p in call.body["contents"][-1]["parts"]]
         assert last[0].startswith("Answer format for the next question: " + MOOD.instructions)
-        assert last[1] == f"Question: {STUDENTS}"
+        assert last[1:] == [f"Question: {STUDENTS}"]  # asked as is: no "understood as"
 
         # A follow-up: Gemini rewrites it (with the history), then answers with the history as turns.
         gemini_a.reset()
@@ -186,9 +204,18 @@ def test_gemini_answers_through_build_bot_and_the_turn_handler(demo: Core, gemin
         rewrite, answer = gemini_a.calls
         assert rewrite.path == "/v1/models/gemini-2.5-flash-lite:generateContent"
         assert f"Navigator: {STUDENTS}" in FakeGemini.text_of(rewrite.body)
-        roles = [c["role"] for c in answer.body["contents"]]
-        assert roles == ["user", "model", "user", "model", "user"]
-        assert answer.body["contents"][2]["parts"][0]["text"] == STUDENTS  # history between documents and question
+        assert FakeGemini.text_of(rewrite.body).endswith(f"Latest question: {WORK}")
+        assert "ONE standalone question" in FakeGemini.system_of(rewrite.body)
+        assert rewrite.body["generationConfig"]["temperature"] == 0
+        assert list(rewrite.body["generationConfig"]["responseSchema"]["properties"]) == ["question"]
+        # documents, history (question and answer as given), then the mood's instruction and the question
+        contents = answer.body["contents"]
+        assert [c["role"] for c in contents] == ["user", "model", "user", "model", "user"]
+        assert contents[2]["parts"] == [{"text": STUDENTS}]
+        assert contents[3]["parts"] == [{"text": reply.text}]
+        last = [p["text"] for p in contents[4]["parts"]]
+        assert last == [last[0], f"Question: {WORK}", f"(Understood as: {follow.standalone_question})"]
+        assert last[0].startswith("Answer format for the next question: ")
     finally:
         bot.close()
 
@@ -255,6 +282,35 @@ def test_a_request_refused_with_400_is_not_retried_elsewhere(demo: Core, gemini_
     with pytest.raises(RequestRejected, match="HTTP 400 INVALID_ARGUMENT"):
         GeminiEmbedder(failover).failover.call("x", lambda client, t: client.models.generate_content(
             model="m", contents="hi"))
+
+
+def test_the_fakes_refuse_requests_the_real_apis_refuse(gemini_a: FakeGemini, cohere_a: FakeCohere) -> None:
+    """The fakes are strict, so a wrong request from the providers' code fails the tests instead of passing."""
+    gemini = gemini_failover([KEY], [gemini_a.url], 5.0).endpoints[0].client
+    cohere_client = cohere_failover([KEY], [cohere_a.url], 5.0).endpoints[0].client
+    wrong: list[Callable[[], object]] = [
+        lambda: gemini.models.generate_content(model="m", contents="hi", config=types.GenerateContentConfig(
+            response_schema={"type": "OBJECT", "properties": {"a": {"type": "STRING"}}})),  # JSON mime type missing
+        lambda: gemini.models.generate_content(model="m", contents="hi", config=types.GenerateContentConfig(
+            response_mime_type="application/json", response_schema={"type": "OBJECT", "properties": {},
+                                                                     "required": ["answer"]})),
+        lambda: gemini.models.embed_content(model="gemini-embedding-001", contents=["x"],
+                                            config=types.EmbedContentConfig(task_type="RETRIEVAL_DOC")),
+        lambda: cohere_client.embed(model="embed-v4.0", input_type="search_documents", texts=["x"],  # type: ignore[arg-type]
+                                    embedding_types=["float"]),
+        lambda: cohere_client.embed(model="embed-v4.0", input_type="search_query", texts=["x"] * 97,
+                                    embedding_types=["float"]),
+        lambda: cohere_client.rerank(model="rerank-v3.5", query="q", documents=[], top_n=1),
+    ]
+    for call in wrong:
+        with pytest.raises(Exception) as caught:
+            call()
+        assert getattr(caught.value, "code", getattr(caught.value, "status_code", None)) == 400
+    assert len(gemini_a.refused) == 3 and len(cohere_a.refused) == 3
+    assert "response_mime_type" in gemini_a.refused[0] and "task_type" in gemini_a.refused[2]
+    assert "input_type" in cohere_a.refused[0] and "at most 96" in cohere_a.refused[1]
+    gemini_a.refused.clear()
+    cohere_a.refused.clear()
 
 
 def test_an_unknown_citation_is_dropped_and_none_left_means_no_answer(demo: Core, gemini_a: FakeGemini) -> None:
