@@ -578,6 +578,15 @@ def test_anonymous_mode_and_empty_store_are_announced(tmp_path: Path, caplog: py
     assert "LOCAL ANONYMOUS MODE" in messages and "knowledge store is empty" in messages
 
 
+def test_a_blank_client_id_is_anonymous_mode_not_authenticated_with_no_credentials() -> None:
+    """NAVIBOT_TEAMS_CLIENT_ID=' ' counts as not set everywhere (it passed the all-or-none check as unset, then ran
+    'authenticated' with an empty app id: every request refused, and no anonymous-mode warning)."""
+    settings = TeamsSettings(_env_file=None, client_id=" ")  # type: ignore[call-arg]
+    settings.check_credentials()
+    assert settings.anonymous
+    assert "CLIENTID" not in settings.sdk_configuration()["CONNECTIONS"]["SERVICE_CONNECTION"]["SETTINGS"]
+
+
 # --- small parts -----------------------------------------------------------------------------------------------------
 
 def test_turn_from_a_channel_activity() -> None:

@@ -64,7 +64,7 @@ class TeamsSettings(BaseSettings):
     @property
     def anonymous(self) -> bool:
         """No credentials: requests are not authenticated and replies carry no token (local testing only)."""
-        return not self.client_id
+        return not self.client_id.strip()
 
     def sdk_configuration(self) -> dict[str, Any]:
         """The Agents SDK's configuration dict (the shape `load_configuration_from_env` builds from
