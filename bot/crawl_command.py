@@ -14,10 +14,12 @@ from pathlib import Path
 from bot.errors import UserError
 from bot.runtime import build_core
 from bot.settings import Settings
+from bot.stores import store_description
 from rag.crawl.crawler import CrawlConfig, CrawlResult, crawl, progress_stream
 from rag.crawl.fetch import USER_AGENT, FetchPolicy
 from rag.crawl.frontier import normalize_url
 from rag.crawl.state import CrawlState, state_path_for
+from rag.mongo.connection import MongoUnavailable
 
 
 def add_crawl_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -73,7 +75,7 @@ def _config(args: argparse.Namespace) -> CrawlConfig:
                        policy=FetchPolicy(timeout=args.timeout, retries=args.retries))
 
 
-def report(result: CrawlResult, args: argparse.Namespace, store: Path) -> None:
+def report(result: CrawlResult, args: argparse.Namespace, store: str) -> None:
     for url, reason in result.failures.items():
         print(f"failed {url}: {reason}", file=sys.stderr)
     for problem in result.ingest.problems:
@@ -90,7 +92,8 @@ def report(result: CrawlResult, args: argparse.Namespace, store: Path) -> None:
 
 def cmd_crawl(args: argparse.Namespace, settings: Settings) -> int:
     config = _config(args)
-    store = args.store or settings.store_path
+    store = args.store or settings.store_path  # with NAVIBOT_STORE=mongodb, the crawl state file still lives here
+    where = store_description(settings, store)  # the SQLite file, or the MongoDB host and database
     core = build_core(settings, store)
     try:
         state = CrawlState(state_path_for(store))
@@ -99,11 +102,13 @@ def cmd_crawl(args: argparse.Namespace, settings: Settings) -> int:
         finally:
             state.close()
     except sqlite3.Error as exc:  # the store's (the state's own are CrawlStateErrors): disk full, locked by a writer
-        raise UserError(f"crawl stopped, the knowledge store {store} failed: {exc}") from exc
+        raise UserError(f"crawl stopped, the knowledge store {where} failed: {exc}") from exc
+    except MongoUnavailable as exc:  # the MongoDB store lost its server mid-crawl (the message names the host)
+        raise UserError(f"crawl stopped: {exc}") from exc
     finally:
         core.close()
     if result.unreachable and not result.fetched:
         url = result.unreachable[0]
         raise UserError(f"cannot reach {url}: {result.failures.get(url, 'no connection')}")
-    report(result, args, store)
+    report(result, args, where)
     return 0 if result.fetched else 1

@@ -21,6 +21,7 @@ from rag.mongo.bridge import AsyncBridge
 from rag.mongo.connection import MongoConfig, MongoConnection, MongoUnavailable
 from rag.mongo.knowledge import MongoKnowledgeStore
 from rag.sqlite_store import SQLiteKnowledgeStore
+from tests.crawl_site import Resp, Site
 from tests.mongo_fake import FakeDatabase, Server
 
 pytestmark = pytest.mark.filterwarnings("ignore:datetime.datetime.utcnow:DeprecationWarning")
@@ -172,6 +173,33 @@ def test_knowledge_and_conversations_share_one_connection(server: FakeDatabase) 
         assert isinstance(named, SQLiteKnowledgeStore)
     finally:
         named.close()
+
+
+def test_crawl_names_the_mongodb_store_and_a_lost_server_is_one_line(server: FakeDatabase,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    page = Resp("<html><head><title>SNAP students</title></head><body><h1>SNAP students</h1>"
+                "<p>College students may qualify for SNAP when they work 20 hours a week.</p></body></html>")
+    lost = AutoReconnect("cluster0.example.mongodb.net:27017: connection closed")
+    lose_on_fetch = [False]
+
+    def serve(request: object) -> Resp:
+        if lose_on_fetch[0]:  # MongoDB goes away while the crawl runs
+            server.server.fail = lost
+        return page
+
+    with Site({"/robots.txt": Resp("", content_type="text/plain"), "/kb/": serve}) as site:
+        assert main(["crawl", site.url("/kb/"), "--delay", "0"]) == 0
+        out = capsys.readouterr().out
+        assert "crawl: 1 page" in out and out.rstrip().endswith("-> MongoDB cluster0.example.mongodb.net/navibot")
+        assert server.raw("documents").count_documents({}) == 1  # stored in MongoDB, not in a SQLite file
+        lose_on_fetch[0] = True
+        assert main(["crawl", site.url("/kb/"), "--delay", "0"]) == 2
+        assert capsys.readouterr().err == ("navibot: crawl stopped: MongoDB at cluster0.example.mongodb.net failed: "
+                                           "cluster0.example.mongodb.net:27017: connection closed\n")
+        # Already lost at start-up: the same one line as every other command, no traceback.
+        assert main(["crawl", site.url("/kb/"), "--delay", "0"]) == 2
+        assert capsys.readouterr().err == ("navibot: MongoDB at cluster0.example.mongodb.net failed: "
+                                           "cluster0.example.mongodb.net:27017: connection closed\n")
 
 
 def test_a_server_lost_or_refusing_mid_command_is_one_line(server: FakeDatabase, monkeypatch: pytest.MonkeyPatch,
