@@ -7,6 +7,8 @@ import argparse
 import sys
 from typing import Any
 
+from pymongo.errors import PyMongoError
+
 from bot.errors import UserError
 from bot.mongo_conversations import (
     ANSWERS,
@@ -102,6 +104,8 @@ def cmd_db_init(args: argparse.Namespace, settings: Settings) -> int:
                                     args.timeout), timeout=args.timeout + settings.mongodb_operation_timeout + 60)
     except SearchIndexError as exc:
         raise UserError(str(exc)) from exc
+    except PyMongoError as exc:  # lost mid-way, or refused (a user without the right to create collections)
+        raise UserError(f"MongoDB at {connection.host} failed: {exc}") from exc
     finally:
         connection.close()
     return 0
@@ -151,6 +155,8 @@ def cmd_db_status(args: argparse.Namespace, settings: Settings) -> int:
     connection = _connect(settings)
     try:
         lines = connection.run(_status(connection))
+    except PyMongoError as exc:
+        raise UserError(f"MongoDB at {connection.host} failed: {exc}") from exc
     finally:
         connection.close()
     print("\n".join(lines))

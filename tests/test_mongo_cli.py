@@ -230,3 +230,17 @@ def fail_on(server: FakeDatabase, monkeypatch: pytest.MonkeyPatch, op: str, erro
             raise error
 
     monkeypatch.setattr(server.server, "check", checking)
+
+
+def test_db_init_and_status_refused_or_lost_are_one_line(server: FakeDatabase, monkeypatch: pytest.MonkeyPatch,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    refused = OperationFailure("not authorized on navibot to execute command { create: \"documents\" }", code=13)
+    fail_on(server, monkeypatch, "create_collection", refused)
+    assert main(["db", "init", "--no-wait"]) == 2
+    assert capsys.readouterr().err == ("navibot: MongoDB at cluster0.example.mongodb.net failed: not authorized on "
+                                       "navibot to execute command { create: \"documents\" }\n")
+    lost = AutoReconnect("cluster0.example.mongodb.net:27017: connection closed")
+    fail_on(server, monkeypatch, "count_documents", lost)
+    assert main(["db", "status"]) == 2
+    assert capsys.readouterr().err == ("navibot: MongoDB at cluster0.example.mongodb.net failed: "
+                                       "cluster0.example.mongodb.net:27017: connection closed\n")
