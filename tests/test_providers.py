@@ -326,6 +326,22 @@ def test_an_unknown_citation_is_dropped_and_none_left_means_no_answer(demo: Core
     assert outcome.kind == "no_answer" and outcome.citations == [] and outcome.fallbacks == []
 
 
+def test_grouped_markers_and_bracketed_ids_become_numbered_citations(demo: Core, gemini_a: FakeGemini) -> None:
+    engine = gemini_engine(demo, [gemini_a])
+    subs = [s.sub_id for s in demo.retriever.search(STUDENTS, k=5)[0].chunk.subchunks[:2]]
+    gemini_a.reply = reply_citing(*subs, text="Most students need an exemption [1, 2].")
+    outcome = engine.answer(STUDENTS, [], MOOD)
+    assert outcome.text == "Most students need an exemption [1] [2]." and len(outcome.citations) == 2
+    # A paragraph id written in the text instead of its number: never shown, cited even if not listed.
+    gemini_a.reply = reply_citing(subs[1], text=f"Most students need an exemption [{subs[0]}] [sic] [1].")
+    outcome = engine.answer(STUDENTS, [], MOOD)
+    assert outcome.text == "Most students need an exemption [1] [sic] [2]."
+    assert [c.sub_id for c in outcome.citations] == [subs[0], subs[1]]
+    gemini_a.reply = reply_citing("made-up.7", text="An invented rule [made-up.7].")
+    outcome = engine.answer(STUDENTS, [], MOOD)
+    assert outcome.kind == "no_answer"
+
+
 def test_a_reply_without_citations_is_a_no_answer(demo: Core, gemini_a: FakeGemini) -> None:
     gemini_a.reply = reply_citing(text="I could not find this in the knowledge base.")
     outcome = gemini_engine(demo, [gemini_a]).answer(STUDENTS, [], MOOD)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import logging
 import random
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -78,6 +79,31 @@ NO_TOOLS = types.AutomaticFunctionCallingConfig(disable=True)  # no tools are gi
 def _thinking(budget: int | None) -> types.ThinkingConfig | None:
     """None leaves the model's default; 0 switches thinking off (a navigator is waiting on the phone)."""
     return None if budget is None or budget < 0 else types.ThinkingConfig(thinking_budget=budget)
+
+
+_GROUPED_MARKERS = re.compile(r"\[(\d{1,3}(?:\s*,\s*\d{1,3})+)\]")
+_BRACKETED = re.compile(r"\[([^\[\]\s]+)\]")
+
+
+def numbered_markers(text: str, cited: list[str], known: set[str]) -> tuple[str, list[str]]:
+    """The answer's markers as the citation rail reads them ([n] = the n-th id of `cited`), from two variants
+    models also write: "[1, 2]", and a paragraph id in brackets ("[abc::1.0]"), which would otherwise be shown
+    to the navigator as is. An id the answer brackets but does not list is added to `cited` (the rail checks it
+    like any other); brackets that hold neither are left alone."""
+    cited = list(cited)
+
+    def by_id(match: re.Match[str]) -> str:
+        sub_id = match.group(1)
+        if sub_id.isdigit():  # already an [n] marker
+            return match.group(0)
+        if sub_id not in cited:
+            if sub_id not in known:
+                return match.group(0)
+            cited.append(sub_id)
+        return f"[{cited.index(sub_id) + 1}]"
+
+    text = _GROUPED_MARKERS.sub(lambda m: "".join(f"[{n.strip()}]" for n in m.group(1).split(",")), text)
+    return _BRACKETED.sub(by_id, text), cited
 
 
 def _json_reply(response: types.GenerateContentResponse) -> dict[str, Any]:
@@ -175,6 +201,7 @@ class GeminiAnswerer:
 
     def answer(self, request: AnswerRequest) -> Draft:
         contents = self.contents(request)
+        known = {sub.sub_id for hit in request.hits for sub in hit.chunk.subchunks}
 
         def call(client: genai.Client, timeout: float) -> Draft:
             data = _generate_json(client, self.model, contents, ANSWER_SYSTEM, ANSWER_SCHEMA, MAX_ANSWER_TOKENS,
@@ -182,7 +209,8 @@ class GeminiAnswerer:
             text, cited = data.get("answer"), data.get("citations", [])
             if not isinstance(text, str) or not isinstance(cited, list):
                 raise BadReply("the reply lacks 'answer' text or a 'citations' list")
-            return Draft(text.strip(), [str(c).strip() for c in cited if str(c).strip()])
+            text, ids = numbered_markers(text.strip(), [str(c).strip() for c in cited if str(c).strip()], known)
+            return Draft(text, ids)
 
         try:
             return self.failover.call("generate", call)
