@@ -584,6 +584,11 @@ def test_slash_ask_posts_the_question_in_the_channel_and_answers_in_its_thread(h
     record = harness.bot.conversations.get_answer(answer_id_of(answer))
     assert record is not None and record.conversation_key == conversation_key(ch, answer.args["thread_ts"])
     assert record.user == "U0FRAN"
+    hostile = channel()  # Slack sends typed < > & escaped; echoed, they stay characters, never a ping or a link
+    harness.command(hostile, "U0FRAN", "ask &lt;!channel&gt; &lt;https://evil.example|SNAP form&gt; &amp; more?")
+    question, _ = harness.run(harness.fake.wait_for("chat.postMessage", 2, hostile))
+    assert question.args["text"] == ("<@U0FRAN> asked: &lt;!channel&gt; &lt;https://evil.example|SNAP form&gt; "
+                                     "&amp; more?")
     bare = channel()
     harness.command(bare, "U0FRAN", STUDENTS)  # without `ask`, words that are not a command are a question
     question, answer = harness.run(harness.fake.wait_for("chat.postMessage", 2, bare))

@@ -51,12 +51,13 @@ def _mrkdwn(text: str) -> str:
 
 
 def split_text(text: str, limit: int = SECTION_LIMIT) -> list[str]:
-    """Pieces of at most `limit` characters, cut at paragraph, then line, then word boundaries."""
+    """Pieces of at most `limit` characters, cut at the last line break (a paragraph's end is one) in the second
+    half of the window, else at the last space there, else hard."""
     pieces: list[str] = []
     rest = text.strip()
     while len(rest) > limit:
         window = rest[:limit]
-        cut = max(window.rfind("\n\n"), window.rfind("\n"))
+        cut = window.rfind("\n")
         if cut < limit // 2:
             cut = window.rfind(" ")
         if cut < limit // 2:
