@@ -24,13 +24,20 @@ from microsoft_agents.hosting.core.authorization import JwtTokenValidator
 from pydantic import SecretStr
 
 from adapters.teams import agent
-from adapters.teams.agent import add_teams_routes, clean_text, turn_from_activity
+from adapters.teams.agent import (
+    add_teams_routes,
+    clean_text,
+    reply_activity,
+    turn_from_activity,
+)
 from adapters.teams.cards import VERB_HELPFUL, VERB_NOT_HELPFUL
 from adapters.teams.citations import MAX_ABSTRACT_CHARS, shorten
 from adapters.teams.settings import TeamsSettings
 from bot.cli import demo_kb_path
 from bot.runtime import Bot, build_bot, build_core
 from bot.settings import Settings
+from bot.turns import Reply, ReplyKind
+from rag.citations import Citation
 from tests.fake_connector import Call, FakeConnector
 
 BOT_ID = "28:00000000-0000-0000-0000-0000000000b0"
@@ -597,6 +604,20 @@ def test_turn_from_a_channel_activity() -> None:
     assert (turn.platform, turn.workspace, turn.channel, turn.thread, turn.user, turn.text) == (
         "teams", TENANT, CHANNEL, ROOT, USER_AAD, "mood kids")
     assert turn.event_id == f"{CHANNEL}:1700000000001"
+
+
+def test_citation_entities_are_only_those_the_answer_marks() -> None:
+    def cited(number: int) -> Citation:
+        return Citation(number=number, doc_id=f"d{number}", chunk_id="c", sub_id=f"s{number}", title=f"Doc {number}",
+                        heading_path=["H"], url=f"https://example.org/{number}", page=None, quote=f"Quote {number}.")
+
+    reply = Reply(ReplyKind.ANSWER, "Students can get SNAP [1] if they work. [3]", [cited(1), cited(2), cited(3)],
+                  mood="concise", answer_id="a1")
+    body = reply_activity(reply).model_dump(mode="json", by_alias=True, exclude_unset=True)
+    (entity,) = body["entities"]
+    assert [c["position"] for c in entity["citation"]] == [1, 3]
+    quotes = [e["id"] for e in body["attachments"][0]["content"]["body"] if e.get("type") == "Container"]
+    assert quotes == ["quote-1", "quote-2", "quote-3"], "the card still quotes every cited paragraph"
 
 
 def test_abstracts_are_cut_at_a_word() -> None:

@@ -122,7 +122,11 @@ def answer_message(card: dict[str, Any], text: str, citations: list[Citation] | 
     """An answer card as a message, with the summary notifications show; with `citations` (an answer, not a
     no-answer) also the AI label and the citation entities. Also what replaces the card after feedback: an update
     replaces the whole message, so one without entities would lose the label and the pop-ups."""
-    entities: list[Entity] = [ai_entity(citations)] if citations is not None else []
+    entities: list[Entity] = []
+    if citations is not None:
+        # Teams ties each citation entity to its `[n]` in the text; a cited paragraph the text never marks (the
+        # citation rail keeps those, numbered last) stays in the card's quotes only.
+        entities.append(ai_entity([c for c in citations if f"[{c.number}]" in text]))
     return Activity(type=ActivityTypes.message, attachments=[Attachment(**_attachment_fields(card))],
                     entities=entities, summary=_summary(text))
 
