@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 from pydantic import Field, SecretStr, ValidationInfo, field_validator
-from pydantic_settings import BaseSettings, NoDecode
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 CommaList = Annotated[list[str], NoDecode]
 CommaSecrets = Annotated[list[SecretStr], NoDecode]
@@ -22,6 +22,9 @@ def _split(value: Any) -> Any:
 
 
 class ProviderSettings(BaseSettings):
+    # A refused setting's error never repeats its value: it may be an API key (pydantic shows inputs otherwise).
+    model_config = SettingsConfigDict(hide_input_in_errors=True)
+
     llm: Literal["offline", "gemini"] = Field(
         default="offline", description="Who rewrites follow-ups and writes answers: the offline extractive "
                                        "answerer, or Gemini (needs NAVIBOT_GEMINI_API_KEYS).")
@@ -81,6 +84,17 @@ class ProviderSettings(BaseSettings):
         users = [f"NAVIBOT_{name.upper()}=cohere" for name in ("embedder", "rerank") if info.data.get(name) == "cohere"]
         if users and not [k for k in keys if k.get_secret_value().strip()]:
             raise ValueError(f"{' and '.join(users)} needs at least one Cohere API key (comma-separated)")
+        return keys
+
+    @field_validator("gemini_api_keys", "cohere_api_keys", mode="after")
+    @classmethod
+    def _printable_keys(cls, keys: list[SecretStr]) -> list[SecretStr]:
+        # A key is sent in an HTTP header: a pasted space, accent or smart quote would fail every call of every
+        # turn (as a fallback); refused here at start-up instead, without showing the key.
+        for number, key in enumerate(keys, start=1):
+            value = key.get_secret_value().strip()
+            if value and not (value.isascii() and value.isprintable() and " " not in value):
+                raise ValueError(f"key {number} has a space or a character that is not plain ASCII")
         return keys
 
     @field_validator("gemini_base_urls", "cohere_base_urls", mode="after")

@@ -146,6 +146,22 @@ def test_keys_and_endpoints_are_comma_separated_and_keys_stay_secret(monkeypatch
         Settings()
 
 
+def test_a_key_that_cannot_be_sent_is_refused_at_start_up_without_showing_it(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("NAVIBOT_LLM", "gemini")
+    monkeypatch.setenv("NAVIBOT_GEMINI_API_KEYS", f"{KEY},sekr\u00e9t-key")
+    assert main(["ask", STUDENTS]) == 2
+    err = capsys.readouterr().err
+    assert err == ("navibot: invalid setting: NAVIBOT_GEMINI_API_KEYS: Value error, key 2 has a space or a "
+                   "character that is not plain ASCII\n")
+    monkeypatch.setenv("NAVIBOT_RERANK", "cohere")
+    monkeypatch.setenv("NAVIBOT_GEMINI_API_KEYS", KEY)
+    monkeypatch.setenv("NAVIBOT_COHERE_API_KEYS", "abc def")
+    with pytest.raises(ValidationError, match="key 1 has a space") as caught:
+        Settings()
+    assert "abc def" not in str(caught.value)
+
+
 def test_a_proxy_password_in_a_base_url_is_never_logged(demo: Core, caplog: pytest.LogCaptureFixture) -> None:
     failover = gemini_failover([KEY], ["http://navibot:proxy-pass-123@127.0.0.1:9/gemini"], 1.0)
     assert [e.label for e in failover.endpoints] == ["gemini@127.0.0.1:9#key1"]
