@@ -3,13 +3,15 @@ anything is stored, so a caller's details read out during a call never reach the
 
 Deliberately narrow: policy text is full of numbers ("7 CFR 273.5", "$1,234", "20 hours", "January 1, 2025",
 "130 percent"), so only shapes that are personal data are replaced. A date counts as a date of birth only right
-after "DOB", "date of birth" or "born". Quoted source paragraphs (citations) are public text and are kept whole.
+after "DOB", "date of birth", "birthday" or "born". Quoted source paragraphs (citations) are public text and are
+kept whole, and so is what a stored answer repeats from them (a hotline number such as 1-800-772-1213): the
+answers are the record of what navigators were told. History turns carry no quotes, so their copy of the answer
+is redacted in full (it only gives the next question its context).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 
 from bot.conversations import (
     AnswerRecord,
@@ -30,33 +32,39 @@ _MONTH = (r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|
           r"|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)\.?")
 _DATE = (rf"(?:\d{{1,2}}[/.-]\d{{1,2}}[/.-]\d{{2,4}}|\d{{4}}-\d{{2}}-\d{{2}}|{_MONTH}\s+\d{{1,2}}(?:st|nd|rd|th)?,?\s+\d{{4}}"
          rf"|\d{{1,2}}\s+{_MONTH},?\s+\d{{4}})")
-_DOB = re.compile(rf"(?i)\b(d\.?o\.?b\.?|date\s+of\s+birth|birth\s*date|born(?:\s+on)?)(\s*(?:is|:|-)?\s*){_DATE}")
+_DOB = re.compile(rf"(?i)\b(d\.?o\.?b\.?|date\s+of\s+birth|birth\s*(?:date|day)|born(?:\s+on)?)"
+                  rf"(\s*(?:is|:|-)?\s*)({_DATE})")
 
 
-def redact(text: str) -> str:
-    """The text with personal data replaced by [email], [ssn], [phone] and [dob]."""
+def redact(text: str, public: str = "") -> str:
+    """The text with personal data replaced by [email], [ssn], [phone] and [dob]; a match that also appears in
+    `public` (the source paragraphs an answer quotes) is public text and stays."""
     if not text:
         return text
-    text = _EMAIL.sub("[email]", text)
-    text = _DOB.sub(lambda m: f"{m.group(1)}{m.group(2)}[dob]", text)
-    text = _SSN.sub("[ssn]", text)
-    return _PHONE.sub("[phone]", text)
+
+    def kept(found: str) -> bool:
+        return bool(public) and found in public
+
+    text = _EMAIL.sub(lambda m: m[0] if kept(m[0]) else "[email]", text)
+    text = _DOB.sub(lambda m: m[0] if kept(m[3]) else f"{m[1]}{m[2]}[dob]", text)
+    text = _SSN.sub(lambda m: m[0] if kept(m[0]) else "[ssn]", text)
+    return _PHONE.sub(lambda m: m[0] if kept(m[0]) else "[phone]", text)
 
 
 class RedactingConversationStore:
     """Wraps any ConversationStore: questions, rewritten questions, answers and feedback reasons are redacted
-    on the way in (and so everywhere they are read back). Keys, ids and citations are stored as they are."""
+    on the way in (and so everywhere they are read back). Keys, ids and citations are stored as they are, and an
+    answer keeps what it repeats from its citations."""
 
-    def __init__(self, inner: ConversationStore, scrub: Callable[[str], str] = redact) -> None:
+    def __init__(self, inner: ConversationStore) -> None:
         self.inner = inner
-        self.scrub = scrub
 
     def history(self, conversation_key: str, limit: int) -> list[HistoryTurn]:
         return self.inner.history(conversation_key, limit)
 
     def append_turn(self, conversation_key: str, turn: HistoryTurn, keep: int) -> None:
         self.inner.append_turn(conversation_key, HistoryTurn(
-            self.scrub(turn.question), self.scrub(turn.standalone), self.scrub(turn.answer), turn.cited_ids), keep)
+            redact(turn.question), redact(turn.standalone), redact(turn.answer), turn.cited_ids), keep)
 
     def clear_history(self, conversation_key: str) -> int:
         return self.inner.clear_history(conversation_key)
@@ -73,15 +81,16 @@ class RedactingConversationStore:
     def save_answer(self, record: AnswerRecord) -> None:
         self.inner.save_answer(AnswerRecord(
             answer_id=record.answer_id, conversation_key=record.conversation_key, platform=record.platform,
-            user=record.user, question=self.scrub(record.question), standalone=self.scrub(record.standalone),
-            answer=self.scrub(record.answer), kind=record.kind, mood=record.mood, citations=record.citations,
+            user=record.user, question=redact(record.question), standalone=redact(record.standalone),
+            answer=redact(record.answer, "\n".join(c.quote for c in record.citations)), kind=record.kind,
+            mood=record.mood, citations=record.citations,
             created=record.created))
 
     def get_answer(self, answer_id: str) -> AnswerRecord | None:
         return self.inner.get_answer(answer_id)
 
     def record_feedback(self, answer_id: str, user: str, helpful: bool, reason: str | None) -> FeedbackRecord:
-        return self.inner.record_feedback(answer_id, user, helpful, self.scrub(reason) if reason else reason)
+        return self.inner.record_feedback(answer_id, user, helpful, redact(reason) if reason else reason)
 
     def feedback(self, answer_id: str | None = None) -> list[FeedbackRecord]:
         return self.inner.feedback(answer_id)

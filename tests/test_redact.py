@@ -25,6 +25,7 @@ from rag.citations import Citation
     ("DOB: 01/02/1980", "DOB: [dob]"),
     ("born on March 3, 1975 in Ohio", "born on [dob] in Ohio"),
     ("date of birth is 1980-02-01", "date of birth is [dob]"),
+    ("my birthday is 01/02/1980", "my birthday is [dob]"),
     ("Maria, 123-45-6789, maria@example.com, (555) 123-4567", "Maria, [ssn], [email], [phone]"),
 ])
 def test_personal_data_is_replaced(text: str, expected: str) -> None:
@@ -48,6 +49,15 @@ def test_policy_text_is_left_alone(text: str) -> None:
     assert redact(text) == text
 
 
+def test_what_an_answer_repeats_from_its_sources_is_public() -> None:
+    quotes = "To apply, call Social Security at 1-800-772-1213 (TTY 1-800-325-0778) or write to help@ssa.gov."
+    answer = "Call 1-800-772-1213 or help@ssa.gov; Maria (555-123-4567, maria@example.com) can also apply."
+    assert redact(answer, quotes) == ("Call 1-800-772-1213 or help@ssa.gov; Maria ([phone], [email]) can also "
+                                      "apply.")
+    assert redact(answer) == "Call [phone] or [email]; Maria ([phone], [email]) can also apply."
+    assert redact("born on March 3, 1975", "people born on March 3, 1975 or later") == "born on March 3, 1975"
+
+
 def test_the_stores_get_redacted_turns_answers_and_reasons(monkeypatch: pytest.MonkeyPatch) -> None:
     store = open_conversation_store(Settings())  # SQLite, redaction on by default
     assert isinstance(store, RedactingConversationStore)
@@ -55,7 +65,8 @@ def test_the_stores_get_redacted_turns_answers_and_reasons(monkeypatch: pytest.M
         question = "client 123-45-6789 at maria@example.com asks if students get SNAP"
         store.append_turn("k", HistoryTurn(question, question, "Yes, call 555-123-4567.", ["s.0"]), keep=5)
         quote = Citation(1, "d", "d::0", "d::0.0", "T", [], "https://x", None, "Call 1-800-221-5689 for help.")
-        store.save_answer(AnswerRecord("a1", "k", "slack", "U1", question, question, "Yes.", "answer", "concise",
+        said = "Yes; the hotline is 1-800-221-5689, not 555-123-4567."
+        store.save_answer(AnswerRecord("a1", "k", "slack", "U1", question, question, said, "answer", "concise",
                                        [quote]))
         store.record_feedback("a1", "U1", False, "wrong for DOB 01/02/1980, reach me at 555-123-4567")
         [turn] = store.history("k", 5)
@@ -64,6 +75,7 @@ def test_the_stores_get_redacted_turns_answers_and_reasons(monkeypatch: pytest.M
         answer = store.get_answer("a1")
         assert answer is not None and answer.question == turn.question
         assert answer.citations[0].quote == "Call 1-800-221-5689 for help."  # public source text, kept verbatim
+        assert answer.answer == "Yes; the hotline is 1-800-221-5689, not [phone]."  # what it repeats from it too
         [rating] = store.feedback("a1")
         assert rating.reason == "wrong for DOB [dob], reach me at [phone]"
     finally:
