@@ -364,6 +364,20 @@ def test_a_rate_limited_post_is_retried_after_the_delay(harness: Harness) -> Non
     assert len(harness.fake.of("chat.postMessage", ch)) == 2
 
 
+def test_a_rate_limited_reaction_does_not_hold_up_the_answer(harness: Harness) -> None:
+    ch = channel()
+    harness.fake.rate_limit_next("reactions.add", retry_after=2)
+    ts = "1700000005.000200"
+    harness.event({"type": "app_mention", "user": "U0ALICE", "text": f"<@{BOT_USER_ID}> {STUDENTS}", "ts": ts,
+                   "channel": ch})
+    [reply] = harness.run(harness.fake.wait_for("chat.postMessage", 1, ch))
+    limited, added = harness.run(harness.fake.wait_for("reactions.add", 2, ch))
+    harness.settle()
+    assert reply.at - limited.at < 1.5 <= added.at - limited.at, "answered before the Retry-After was over"
+    [removed] = harness.fake.of("reactions.remove", ch)
+    assert removed.at >= added.at and removed.args["timestamp"] == ts
+
+
 def test_a_web_api_failure_becomes_an_apology_with_a_trace_id(harness: Harness,
                                                                caplog: pytest.LogCaptureFixture) -> None:
     ch = channel()

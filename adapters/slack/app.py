@@ -77,6 +77,7 @@ _LINK = re.compile(r"<((?:https?|mailto):[^|>]+)(?:\|([^>]*))?>")
 _CHANNEL = re.compile(r"<#[A-Z0-9]+\|([^>]*)>")
 _SPECIAL = re.compile(r"<!([a-z]+)(?:\^[^|>]*)?(?:\|([^>]*))?>")
 LATEST_THREADS_KEPT = 10_000
+REACTION_WAIT_SECONDS = 0.5  # the longest a ready answer waits for its :eyes: reaction to land
 TURN_THREADS = 16  # answers being worked out at once; the rest wait their turn (they mostly wait on model calls)
 
 
@@ -194,19 +195,23 @@ class SlackApp:
         await self._answer(turn, channel, thread_ts, react_to=None if is_retry(request) else ts)
 
     async def _answer(self, turn: Turn, channel: str, thread_ts: str, react_to: str | None) -> None:
-        """Progress reaction, the handler, the reply in the thread; a failure anywhere becomes an apology there."""
+        """Progress reaction, the handler, the reply in the thread; a failure anywhere becomes an apology there.
+        The reaction is added while the handler works: a rate-limited reactions.add waits out its Retry-After, and
+        the answer must not wait with it."""
         self._remember_thread(turn)
-        reacted = react_to is not None and await self._react("add", channel, react_to)
+        adding = asyncio.create_task(self._react("add", channel, react_to)) if react_to is not None else None
         try:
             reply = await self._handle(turn)
             if reply.kind is ReplyKind.DUPLICATE:
                 log.info("slack: event %s was already answered; redelivery ignored", turn.event_id)
                 return
+            if adding is not None:  # normally long done; a moment for it, so :eyes: never lands after the answer
+                await asyncio.wait({adding}, timeout=REACTION_WAIT_SECONDS)
             await self._post_reply(render(reply, turn.text), channel, thread_ts)
         except Exception as exc:  # noqa: BLE001 - whatever broke, the navigator gets an apology, not silence
             await self._apologize(exc, channel, thread_ts, f"answering in {turn.conversation_key}")
         finally:
-            if reacted and react_to is not None:
+            if adding is not None and react_to is not None and await adding:
                 await self._react("remove", channel, react_to)
 
     async def _post_reply(self, message: Message, channel: str, thread_ts: str) -> None:
