@@ -49,7 +49,7 @@ def p95(values: list[float]) -> float:
     return ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
 
 
-def run(threads: int) -> tuple[dict[str, list[float]], dict[str, list[float]], list[float], dict[str, int]]:
+def run(conversations: int) -> tuple[dict[str, list[float]], dict[str, list[float]], list[float], dict[str, int]]:
     gemini, cohere = FakeGemini().start(), FakeCohere().start()
     try:
         with tempfile.TemporaryDirectory(prefix="navibot-bench-providers-") as tmp:
@@ -82,10 +82,10 @@ def run(threads: int) -> tuple[dict[str, list[float]], dict[str, list[float]], l
                 handler_added: list[float] = []
                 questions = itertools.cycle(FIRST)
                 follow_ups = itertools.cycle(FOLLOW)
-                for thread in range(threads):
+                for conversation in range(conversations):
                     for text, is_follow_up in ((next(questions), False), (next(follow_ups), True)):
                         started = time.perf_counter()
-                        reply = bot.handler.handle(Turn("cli", "w", "c", f"t{thread}", "u", text))
+                        reply = bot.handler.handle(Turn("cli", "w", "c", f"t{conversation}", "u", text))
                         wall = (time.perf_counter() - started) * 1000
                         outcome = outcomes[-1]
                         assert reply.kind in (ReplyKind.ANSWER, ReplyKind.NO_ANSWER) and not outcome.fallbacks
@@ -114,9 +114,10 @@ def run(threads: int) -> tuple[dict[str, list[float]], dict[str, list[float]], l
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--write", action="store_true", help="update benchmarks/RESULTS.md")
-    parser.add_argument("--threads", type=int, default=25, help="two-turn conversations (default 25: 50 turns)")
+    parser.add_argument("--conversations", type=int, default=25,
+                        help="two-turn conversations, one after the other (default 25: 50 turns)")
     args = parser.parse_args()
-    measured, raw, handler_added, counts = run(args.threads)
+    measured, raw, handler_added, counts = run(args.conversations)
     delay = {"rewrite": GENERATE_MS, "retrieve": EMBED_MS, "rerank": RERANK_MS, "generate": GENERATE_MS}
     rows = ["| stage | fake provider delay | stage time, median | added by the bot, median | added, p95 |",
             "|---|---|---|---|---|"]
@@ -129,7 +130,7 @@ def main() -> int:
     body = f"""## Providers: time added by the bot around the model calls
 
 Measured {datetime.now(UTC):%Y-%m-%d %H:%M} UTC, Python {platform.python_version()},
-`python benchmarks/bench_providers.py`. {counts['turns']} turns ({args.threads} two-turn conversations on the demo
+`python benchmarks/bench_providers.py`. {counts['turns']} turns ({args.conversations} two-turn conversations, one after the other, on the demo
 knowledge base) through the turn handler with `NAVIBOT_LLM=gemini`, `NAVIBOT_EMBEDDER=gemini`,
 `NAVIBOT_RERANK=cohere`; the real google-genai and cohere clients call local fake servers that reply after a fixed
 delay (generation {GENERATE_MS:.0f} ms, embedding {EMBED_MS:.0f} ms, rerank {RERANK_MS:.0f} ms). "Added by the bot" is
