@@ -263,6 +263,23 @@ def test_submit_fallback_updates_the_card_in_place(bot: Bot) -> None:
     assert len([c for c in calls if c.type == "message" and c.method == "POST"]) == 1
 
 
+def test_a_crafted_mood_in_the_button_data_does_not_reach_the_card(bot: Bot) -> None:
+    async def scenario() -> dict[str, Any]:
+        async with running(bot) as h:
+            await h.post(message(h.connector, STUDENTS))
+            reply = (await h.connector.wait_for(lambda calls: any(c.type == "message" for c in calls)))[-1]
+            action = next(a for a in actions(only_card(reply), "Action.Execute") if a["verb"] == VERB_HELPFUL)
+            data = {**action["data"], "mood": "free text for the whole channel"}
+            invoke = {**message(h.connector, "", activity_id="f:4"), "type": "invoke", "name": "adaptiveCard/action",
+                      "value": {"action": {"type": "Action.Execute", "verb": VERB_HELPFUL, "data": data}}}
+            async with h.session.post(h.url, json=invoke) as response:
+                return dict(await response.json())
+
+    body = asyncio.run(scenario())
+    texts = " ".join(card_texts(body["value"]))
+    assert "Thanks, feedback saved: helpful." in texts and "free text" not in texts
+
+
 def test_unknown_answer_feedback_says_so(bot: Bot) -> None:
     async def scenario() -> dict[str, Any]:
         async with running(bot) as h:

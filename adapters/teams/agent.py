@@ -365,7 +365,9 @@ class TeamsBot:
                                              user_id(context.activity), helpful)
         except FeedbackError as exc:
             return FeedbackOutcome(None, str(exc))
-        mood = data.get("mood") or None
+        # The button's data comes back from the client: only a known mood's name goes on the card everyone sees.
+        known = self.bot.moods.get(data.get("mood") if isinstance(data.get("mood"), str) else None)
+        mood = known.name if known else None
         understood = record.standalone if record.standalone.strip() != record.question.strip() else None
         citations = _citations(record.citations)
         card = answer_card(record.answer, citations, answer_id, mood, understood_as=understood, feedback=helpful)
