@@ -331,6 +331,18 @@ def test_a_bad_signature_is_refused_and_nothing_is_posted(harness: Harness) -> N
     assert not [c for c in harness.fake.calls if c.args.get("channel") == ch]
 
 
+@pytest.mark.parametrize(("body", "content_type"), [
+    ("not json", "application/json"), ("payload=%7Bnot-json", "application/x-www-form-urlencoded"),
+    ("[1, 2]", "application/json"), ('"text"', "application/json"),
+])
+def test_a_malformed_unsigned_body_is_refused_without_a_traceback(harness: Harness, body: str, content_type: str,
+                                                                 caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.WARNING):
+        status, _, _ = harness.post(body, content_type, extra={"X-Slack-Signature": "v0=00"})
+    assert status in {400, 401}
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR or r.exc_info]
+
+
 def test_url_verification_is_answered(harness: Harness) -> None:
     status, body, _ = harness.post(json.dumps({"type": "url_verification", "challenge": "c-123", "token": "t"}),
                                    "application/json")

@@ -429,8 +429,15 @@ def build_slack_app(bot: Bot, settings: SlackSettings, mode: Mode = "http") -> S
 
 def events_handler(slack: SlackApp) -> Callable[[web.Request], Awaitable[web.Response]]:
     async def handle(request: web.Request) -> web.Response:
-        bolt_response = await slack.app.async_dispatch(await to_bolt_request(request))
-        return await to_aiohttp_response(bolt_response)
+        try:
+            bolt_request = await to_bolt_request(request)
+        except (ValueError, AttributeError, TypeError) as exc:
+            # Bolt parses the body before it checks the signature: a body that is not JSON or a form (anyone can
+            # send one to a public URL) is refused here with one log line, not a 500 and a traceback.
+            log.warning("slack: refused a request to %s whose body is not a Slack payload (%s)", request.path,
+                        type(exc).__name__)
+            return web.Response(status=400, text="not a Slack request")
+        return await to_aiohttp_response(await slack.app.async_dispatch(bolt_request))
     return handle
 
 
