@@ -390,6 +390,36 @@ def test_the_same_activity_twice_is_answered_once(bot: Bot) -> None:
     assert replies[0].cards() and "Commands:" in replies[1].body["text"]
 
 
+def test_concurrent_slow_turns_are_each_answered_once_and_finish_at_shutdown(bot: Bot,
+                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ten questions at once, each delivered twice, with a slow answerer; the server shuts down right after the 202s:
+    every turn under way still finishes, with one answer each, after its typing indicator."""
+    answer = bot.engine.answer
+
+    def slow(*args: Any, **kwargs: Any) -> Any:
+        time.sleep(0.3)
+        return answer(*args, **kwargs)
+
+    monkeypatch.setattr(bot.engine, "answer", slow)
+
+    async def scenario() -> tuple[list[int], list[Call]]:
+        async with running(bot) as h:
+            bodies = [message(h.connector, STUDENTS, activity_id=f"c{n}", conversation=f"{CHANNEL};messageid=9{n}")
+                      for n in range(10)]
+            statuses = [r.status for r in await asyncio.gather(*(h.post(b) for b in bodies + bodies))]
+            connector = h.connector
+        return statuses, connector.calls  # read after the shutdown (`running` has stopped the server)
+
+    statuses, calls = asyncio.run(scenario())
+    assert statuses == [202] * 20
+    answers = [c for c in calls if c.method == "POST" and c.type == "message"]
+    assert sorted(c.reply_to_id or "" for c in answers) == sorted(f"c{n}" for n in range(10))
+    assert all("[1]" in answer_of(c) for c in answers)
+    for reply in answers:
+        typing = [i for i, c in enumerate(calls) if c.type == "typing" and c.reply_to_id == reply.reply_to_id]
+        assert typing and typing[0] < calls.index(reply)
+
+
 def test_empty_mention_gets_help_and_a_huge_message_a_polite_error(bot: Bot) -> None:
     async def scenario() -> list[Call]:
         async with running(bot) as h:
