@@ -434,7 +434,7 @@ def test_empty_mention_gets_help_and_a_huge_message_a_polite_error(bot: Bot) -> 
     assert "characters long" in error_text and "4,000" in error_text
 
 
-@pytest.mark.parametrize("body", ["{not json", "[1, 2]", json.dumps({"type": "message"}),
+@pytest.mark.parametrize("body", ["{not json", "[1, 2]", "[" * 100_000 + "]" * 100_000, json.dumps({"type": "message"}),
                                   json.dumps({"type": "message", "conversation": {"id": 5}, "from": "x"})])
 def test_malformed_activity_is_a_400_and_nothing_is_sent(bot: Bot, body: str) -> None:
     async def scenario() -> tuple[int, list[Call]]:

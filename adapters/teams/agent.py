@@ -275,7 +275,7 @@ class TeamsBot:
         """Malformed input is a 400 with a reason, never a crash: the SDK itself only checks that the body is JSON."""
         try:
             body = await request.json()
-        except (ValueError, UnicodeDecodeError):
+        except (ValueError, RecursionError):  # not JSON, not UTF-8; nested deeper than the parser goes
             return _refuse("the body is not JSON")
         if not isinstance(body, dict):
             return _refuse("the body must be an Activity (a JSON object)")
