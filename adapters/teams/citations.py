@@ -36,11 +36,11 @@ def shorten(text: str, limit: int) -> str:
     return cut.rstrip(" ,;:") + "…"
 
 
-def ai_entity(citations: list[Citation], ai_generated: bool = True) -> AIEntity:
+def ai_entity(citations: list[Citation]) -> AIEntity:
     """The one root message entity: the AI label and, for an answer, its citations (numbered as in the text)."""
     claims = [ClientCitation(position=c.number, appearance=ClientCitationAppearance(
         name=shorten(c.title or c.doc_id, MAX_NAME_CHARS), abstract=shorten(c.quote, MAX_ABSTRACT_CHARS),
         url=c.url or None)) for c in citations[:MAX_CITATIONS]]
     # Fields are passed explicitly: the connector serialises only fields that were set.
     return AIEntity(type="https://schema.org/Message",
-                    additional_type=["AIGeneratedContent"] if ai_generated else [], citation=claims or None)
+                    additional_type=["AIGeneratedContent"], citation=claims or None)
