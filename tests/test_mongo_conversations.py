@@ -3,8 +3,10 @@ TTL indexes; and the turn handler answering on when MongoDB is lost mid-conversa
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -194,3 +196,27 @@ def test_settings_choose_mongodb_conversations(monkeypatch: pytest.MonkeyPatch, 
     finally:
         opened.close()
     assert not (tmp_path / "navibot-data" / "conversations.sqlite3").exists()
+
+
+def test_closing_the_bridge_ends_calls_in_flight_at_once() -> None:
+    """A turn still waiting for MongoDB when the bot shuts down gets an error now, not after its whole timeout."""
+    bridge = AsyncBridge()
+    failures: list[BaseException] = []
+
+    def call() -> None:
+        try:
+            bridge.run(asyncio.sleep(60), timeout=30)
+        except BaseException as exc:  # noqa: BLE001 - the test looks at what the caller got
+            failures.append(exc)
+
+    waiting = threading.Thread(target=call)
+    waiting.start()
+    time.sleep(0.1)
+    started = time.monotonic()
+    bridge.close()
+    waiting.join(timeout=5)
+    assert not waiting.is_alive() and time.monotonic() - started < 5
+    assert len(failures) == 1 and "closed before MongoDB answered" in str(failures[0])
+    assert "navibot-mongo" not in [t.name for t in threading.enumerate()]
+    with pytest.raises(RuntimeError, match="closed"):
+        bridge.run(asyncio.sleep(0))

@@ -29,27 +29,46 @@ class AsyncBridge:
         self._thread = threading.Thread(target=self._loop.run_forever, name=name, daemon=True)
         self._thread.start()
         self._closed = False
+        self._lock = threading.Lock()  # no call is submitted once close() has begun
 
     def run(self, coro: Coroutine[Any, Any, T], timeout: float | None = None) -> T:
         """Run `coro` on the bridge's loop and wait for its result (or its exception) in the calling thread."""
         if threading.current_thread() is self._thread:
             coro.close()
             raise RuntimeError("AsyncBridge.run called from its own loop: await the coroutine instead")
-        if self._closed:
-            coro.close()
-            raise RuntimeError("the MongoDB connection is closed")
-        future = asyncio.run_coroutine_threadsafe(coro, self._loop)
+        with self._lock:
+            if self._closed:
+                coro.close()
+                raise RuntimeError("the MongoDB connection is closed")
+            future = asyncio.run_coroutine_threadsafe(coro, self._loop)
         try:
             return future.result(timeout)
         except concurrent.futures.TimeoutError as exc:
             future.cancel()
             raise BridgeTimeout(f"no answer from MongoDB within {timeout:g} s") from exc
+        except concurrent.futures.CancelledError as exc:
+            raise RuntimeError("the MongoDB connection was closed before MongoDB answered") from exc
 
     def close(self) -> None:
-        if self._closed:
-            return
-        self._closed = True
+        """Cancel the calls still running (their callers get an error at once, rather than after their whole
+        timeout), then stop the loop and its thread."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+        try:
+            asyncio.run_coroutine_threadsafe(_cancel_pending(), self._loop).result(5)
+        except concurrent.futures.TimeoutError:
+            pass  # a call that ignores cancellation: stop the loop anyway
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(timeout=5)
         if not self._thread.is_alive():
             self._loop.close()
+
+
+async def _cancel_pending() -> None:
+    current = asyncio.current_task()
+    pending = [task for task in asyncio.all_tasks() if task is not current]
+    for task in pending:
+        task.cancel()
+    await asyncio.gather(*pending, return_exceptions=True)
