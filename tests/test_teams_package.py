@@ -139,7 +139,7 @@ def test_validation_names_every_missing_required_field(tmp_path: Path) -> None:
                                     "MicrosoftTeams.schema.json", "manifestVersion": "1.16"}, tmp_path)
     text = "; ".join(problems)
     for field in ("version is missing", "id is missing", "developer.name is missing", "name.short is missing",
-                  "description.short is missing", "icons.color is missing", "bots is missing",
+                  "description.short is missing", "icons.color is missing", "bots is missing", "accentColor is missing",
                   "manifestVersion '1.16' is too old"):
         assert field in text
 

@@ -189,8 +189,8 @@ def validate(manifest: dict[str, Any], folder: Path) -> list[str]:
         need("name.full", 100)
     need("description.short", 80)
     need("description.full", 4000)
-    accent = _text(manifest, "accentColor")
-    if accent is not None and not re.fullmatch(r"#[0-9a-fA-F]{6}", accent):
+    accent = need("accentColor")  # required by the schema
+    if accent and not re.fullmatch(r"#[0-9a-fA-F]{6}", accent):
         problems.append(f"accentColor {accent!r} is not an HTML colour like #0F6CBD")
     for icon, size in ICONS.items():
         name = need(f"icons.{icon}")
