@@ -225,7 +225,7 @@ async def send_citations_or_not(send: Callable[[Activity], Awaitable[Any]], outg
     try:
         await send(outgoing)
     except aiohttp.ClientResponseError as exc:
-        if exc.status != 400 or not outgoing.entities:
+        if exc.status != 400 or not any(getattr(e, "citation", None) for e in outgoing.entities or []):
             raise
         log.warning("teams: the message with citation entities was refused (400: %s); sending it without them",
                     exc.message[:200])
