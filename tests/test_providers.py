@@ -294,6 +294,7 @@ def test_a_request_refused_with_400_is_not_retried_elsewhere(demo: Core, gemini_
     outcome = gemini_engine(demo, [gemini_a, gemini_b]).answer(STUDENTS, [], MOOD)
     assert len(gemini_a.calls) == 1 and gemini_b.calls == []
     assert outcome.text.endswith(UNAVAILABLE_NOTICE) and "refused" in outcome.fallbacks[0]
+    assert "HTTP 400 INVALID_ARGUMENT: fake error" in outcome.fallbacks[0]  # the API's reason, for the admin
     failover = gemini_failover([KEY], [gemini_a.url], 5.0)
     with pytest.raises(RequestRejected, match="HTTP 400 INVALID_ARGUMENT"):
         GeminiEmbedder(failover).failover.call("x", lambda client, t: client.models.generate_content(
@@ -593,6 +594,7 @@ def test_rerank_failure_keeps_the_fused_order(demo: Core, cohere_a: FakeCohere) 
     fused = demo.retriever.search(STUDENTS, k=20)[:5]
     assert [h.chunk.chunk_id for h in outcome.hits] == [h.chunk.chunk_id for h in fused]
     assert all(h.rerank_score is None for h in outcome.hits) and outcome.kind == "answer"
-    assert outcome.fallbacks[0].startswith("rerank: cohere rerank failed") and "HTTP 500" in outcome.fallbacks[0]
+    assert outcome.fallbacks[0].startswith("rerank: cohere rerank failed")
+    assert "HTTP 500: fake error 500" in outcome.fallbacks[0]
     with pytest.raises(ProviderUnavailable):
         reranker.rerank(STUDENTS, fused, 5)

@@ -15,6 +15,7 @@ from rag.providers.failover import (
     Endpoint,
     Failover,
     Verdict,
+    api_message,
     classify_status,
     endpoint_labels,
     transport_cause,
@@ -27,7 +28,8 @@ RERANK_DOC_CHARS = 6000  # a section is long; its start (title, headings, first 
 
 def classify(exc: Exception) -> tuple[Verdict, str]:
     if isinstance(exc, ApiError):
-        return classify_status(exc.status_code), f"HTTP {exc.status_code}"  # not str(exc): it dumps headers
+        message = exc.body.get("message") if isinstance(exc.body, dict) else None
+        return classify_status(exc.status_code), f"HTTP {exc.status_code}{api_message(message)}"  # not str(exc): it dumps headers
     cause = transport_cause(exc)
     return Verdict.NEXT, cause or f"{type(exc).__name__}: {str(exc)[:200]}"
 

@@ -64,6 +64,13 @@ def transport_cause(exc: Exception) -> str | None:
     return None
 
 
+def api_message(message: object) -> str:
+    """The provider's own explanation of an HTTP error, shortened for a log line ("": none given). It says what is
+    wrong with a setting (e.g. a model that cannot switch thinking off); the APIs never echo the key."""
+    text = " ".join(str(message or "").split())
+    return f": {text[:160]}{'…' if len(text) > 160 else ''}" if text else ""
+
+
 @dataclass(frozen=True, slots=True)
 class Endpoint[C]:
     label: str  # what logs may say about it: host and key number, never the key

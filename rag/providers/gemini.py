@@ -25,6 +25,7 @@ from rag.providers.failover import (
     Failover,
     ProviderError,
     Verdict,
+    api_message,
     classify_status,
     endpoint_labels,
     transport_cause,
@@ -51,7 +52,7 @@ REWRITE_SHARE = 0.35  # of the turn's time: the rest is kept for retrieval and t
 
 def classify(exc: Exception) -> tuple[Verdict, str]:
     if isinstance(exc, genai_errors.APIError):
-        return classify_status(exc.code), f"HTTP {exc.code} {exc.status or ''}".strip()
+        return classify_status(exc.code), f"HTTP {exc.code} {exc.status or ''}".strip() + api_message(exc.message)
     cause = transport_cause(exc)
     return Verdict.NEXT, cause or f"{type(exc).__name__}: {str(exc)[:200]}"
 
