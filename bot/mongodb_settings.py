@@ -41,4 +41,5 @@ class MongoSettings(BaseSettings):
     redact_pii: bool = Field(
         default=True, description="Replace SSN-like numbers, phone numbers, e-mail addresses and dates of birth "
                                   "with [ssn], [phone], [email], [dob] in everything the conversation store keeps "
-                                  "(SQLite or MongoDB).")
+                                  "(SQLite or MongoDB); a stored answer keeps what it repeats from its cited "
+                                  "sources (a public hotline number).")
