@@ -220,3 +220,22 @@ def test_closing_the_bridge_ends_calls_in_flight_at_once() -> None:
     assert "navibot-mongo" not in [t.name for t in threading.enumerate()]
     with pytest.raises(RuntimeError, match="closed"):
         bridge.run(asyncio.sleep(0))
+
+
+def test_the_bridge_refuses_a_nested_call_and_serves_other_event_loops() -> None:
+    """A store method called from the bridge's own loop would wait on itself forever: it is refused at once.
+    Called from another thread's event loop (an adapter that forgot asyncio.to_thread), it still answers."""
+    bridge = AsyncBridge()
+    try:
+        async def nested() -> int:
+            return bridge.run(asyncio.sleep(0, 1))
+
+        with pytest.raises(RuntimeError, match="own loop"):
+            bridge.run(nested(), timeout=5)
+
+        async def from_another_loop() -> int:
+            return bridge.run(asyncio.sleep(0, 2), timeout=5)
+
+        assert asyncio.run(from_another_loop()) == 2
+    finally:
+        bridge.close()
