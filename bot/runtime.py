@@ -2,14 +2,25 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import asyncio
+import contextvars
+import functools
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from bot.conversations import ConversationStore
 from bot.handler import TurnHandler
-from bot.providers import check_store_embedder, make_answerer, make_embedder, make_reranker, make_rewriter
+from bot.providers import (
+    check_store_embedder,
+    make_answerer,
+    make_embedder,
+    make_reranker,
+    make_rewriter,
+)
 from bot.settings import Settings
 from bot.stores import open_conversation_store, open_knowledge_store
+from bot.turns import Reply, Turn
 from rag.chunking import Chunker
 from rag.embedding import Embedder
 from rag.engine import Engine
@@ -57,6 +68,9 @@ def build_engine(core: Core) -> Engine:
                   rerank_candidates=settings.rerank_candidates, turn_deadline_seconds=settings.turn_deadline_seconds)
 
 
+TURN_THREADS = 16  # answers worked out at once per process; more wait their turn (they mostly wait on models)
+
+
 @dataclass(slots=True)
 class Bot:
     """The core plus the conversation layer: what `navibot ask/chat` and the chat adapters run on."""
@@ -66,8 +80,19 @@ class Bot:
     conversations: ConversationStore
     moods: MoodBook
     handler: TurnHandler
+    turn_threads: ThreadPoolExecutor = field(
+        default_factory=lambda: ThreadPoolExecutor(TURN_THREADS, thread_name_prefix="navibot-turn"))
+
+    async def handle(self, turn: Turn, mood_override: str | None = None) -> Reply:
+        """The turn handler for the chat adapters, in the bot's own threads. An answer may wait seconds on model
+        calls; on asyncio's default pool (CPUs + 4 threads) a few of them would hold up the quick store calls of
+        button clicks, which Slack and Teams need answered within seconds. The context is copied, as
+        `asyncio.to_thread` does (a turn's time budget is a context variable)."""
+        work = functools.partial(contextvars.copy_context().run, self.handler.handle, turn, mood_override)
+        return await asyncio.get_running_loop().run_in_executor(self.turn_threads, work)
 
     def close(self) -> None:
+        self.turn_threads.shutdown(wait=True)  # turns under way finish and save before the stores close
         self.conversations.close()
         self.core.close()
 

@@ -3,7 +3,7 @@ feedback, and post the replies in threads.
 
 Every listener acknowledges at once (Bolt acks Events API requests before the listener runs; the others call
 `ack()` first) and does the slow work in a background task, so Slack gets its HTTP 200 well inside 3 seconds.
-The turn handler is synchronous and runs in a worker thread of the app's own pool (see `SlackApp._handle`); quick
+The turn handler is synchronous and runs in one of the bot's turn threads (`bot.runtime.Bot.handle`); quick
 store calls (a button's answer lookup, feedback) use `asyncio.to_thread`.
 
 Use it from a server: `app = build_slack_app(bot, settings)`, then `add_slack_routes(web_app, app)` (HTTP mode) or
@@ -13,15 +13,12 @@ Use it from a server: `app = build_slack_app(bot, settings)`, then `add_slack_ro
 from __future__ import annotations
 
 import asyncio
-import contextvars
-import functools
 import json
 import logging
 import re
 import uuid
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Coroutine
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from aiohttp import web
@@ -78,7 +75,6 @@ _CHANNEL = re.compile(r"<#[A-Z0-9]+\|([^>]*)>")
 _SPECIAL = re.compile(r"<!([a-z]+)(?:\^[^|>]*)?(?:\|([^>]*))?>")
 LATEST_THREADS_KEPT = 10_000
 REACTION_WAIT_SECONDS = 0.5  # the longest a ready answer waits for its :eyes: reaction to land
-TURN_THREADS = 16  # answers being worked out at once; the rest wait their turn (they mostly wait on model calls)
 
 
 def question_text(text: str, bot_user_id: str | None) -> str:
@@ -127,7 +123,6 @@ class SlackApp:
                             request_verification_enabled=mode == "http")
         self.client = configure_web_client(self.app.client, settings)
         self.tasks: set[asyncio.Task[None]] = set()
-        self._turn_threads = ThreadPoolExecutor(TURN_THREADS, thread_name_prefix="navibot-slack-turn")
         # The thread a user last asked in, per channel: what `/navibot reset` (which has no thread) forgets.
         self._latest_thread: OrderedDict[tuple[str, str, str], str] = OrderedDict()
         self._register()
@@ -254,12 +249,7 @@ class SlackApp:
             log.error("slack: could not post the apology (trace %s): %r", trace, again)
 
     async def _handle(self, turn: Turn) -> Reply:
-        """The turn handler, in the app's own threads: an answer waits seconds on model calls, and on asyncio's
-        default pool (min(32, CPUs + 4) threads) a few of them would hold up the quick store calls of button clicks
-        and of the reason form, which Slack needs acknowledged within 3 seconds. The context is copied, as
-        `asyncio.to_thread` does (a turn's time budget is a context variable)."""
-        work = functools.partial(contextvars.copy_context().run, self.bot.handler.handle, turn)
-        return await asyncio.get_running_loop().run_in_executor(self._turn_threads, work)
+        return await self.bot.handle(turn)
 
     def _remember_thread(self, turn: Turn) -> None:
         key = (turn.workspace, turn.channel, turn.user)

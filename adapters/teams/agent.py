@@ -331,7 +331,7 @@ class TeamsBot:
         except Exception as exc:  # noqa: BLE001 - a lost typing indicator must not cost the answer
             log.info("teams: typing indicator not sent (%s)", exc)
         async with TypingIndicator(context, typing_options=_TYPING_REFRESH):
-            reply = await asyncio.to_thread(self.bot.handler.handle, turn)
+            reply = await self.bot.handle(turn)
         if reply.kind is ReplyKind.DUPLICATE:
             log.info("teams: activity %s was already answered; not answering again", turn.event_id)
             return
