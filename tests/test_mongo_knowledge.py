@@ -145,7 +145,7 @@ def embedder() -> Embedder:
 def open_store(db: FakeDatabase, options: SearchOptions | None = None) -> MongoKnowledgeStore:
     store = MongoKnowledgeStore(MongoConnection(AsyncBridge(), db), options)
     models = search_index_models(256, store.options)
-    store.connection.run(create_or_update(db[CHUNKS], models))
+    store.connection.run(create_or_update(db[CHUNKS], models))  # type: ignore[arg-type]  # the async facade
     db[CHUNKS].build_search_indexes()
     return store
 
