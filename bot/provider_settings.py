@@ -7,6 +7,7 @@ line that names the missing setting."""
 from __future__ import annotations
 
 from typing import Annotated, Any, Literal
+from urllib.parse import urlsplit
 
 from pydantic import Field, SecretStr, ValidationInfo, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
@@ -19,6 +20,15 @@ def _split(value: Any) -> Any:
     if isinstance(value, str):
         return [part.strip() for part in value.split(",") if part.strip()]
     return value
+
+
+def _http_url(url: str) -> bool:
+    parts = urlsplit(url)
+    try:
+        _ = parts.port  # raises ValueError for a port that is not a number from 0 to 65535
+    except ValueError:
+        return False
+    return parts.scheme in ("http", "https") and bool(parts.hostname)
 
 
 class ProviderSettings(BaseSettings):
@@ -100,7 +110,8 @@ class ProviderSettings(BaseSettings):
     @field_validator("gemini_base_urls", "cohere_base_urls", mode="after")
     @classmethod
     def _urls(cls, urls: list[str]) -> list[str]:
-        for url in urls:
-            if not url.startswith(("http://", "https://")):
-                raise ValueError(f"{url!r} is not an http(s) URL")
+        for number, url in enumerate(urls, start=1):
+            if not _http_url(url):
+                shown = f"{url!r}" if "@" not in url else f"URL {number} (not repeated: it holds a user or password)"
+                raise ValueError(f"{shown} is not an http(s) URL with a host, e.g. https://proxy.example:8443")
         return urls

@@ -141,9 +141,14 @@ def test_keys_and_endpoints_are_comma_separated_and_keys_stay_secret(monkeypatch
     labels = [e.label for e in failover.endpoints]
     assert labels == ["gemini@eu.example#key1", "gemini@eu.example#key2", "gemini@us.example#key1",
                       "gemini@us.example#key2"]
-    monkeypatch.setenv("NAVIBOT_GEMINI_BASE_URLS", "eu.example")
-    with pytest.raises(ValidationError, match="not an http"):
+    for wrong in ("eu.example", "http://", "https://eu.example:port", "https://eu.example:70000"):
+        monkeypatch.setenv("NAVIBOT_GEMINI_BASE_URLS", wrong)
+        with pytest.raises(ValidationError, match="not an http"):
+            Settings()
+    monkeypatch.setenv("NAVIBOT_GEMINI_BASE_URLS", "navibot:proxy-pass-123@eu.example")  # scheme forgotten
+    with pytest.raises(ValidationError, match="URL 1 .not repeated") as caught:
         Settings()
+    assert "proxy-pass-123" not in str(caught.value)
 
 
 def test_a_key_that_cannot_be_sent_is_refused_at_start_up_without_showing_it(
