@@ -7,10 +7,6 @@ import argparse
 import sys
 from pathlib import Path
 
-from aiohttp import web
-
-from adapters.teams.agent import MESSAGES_PATH, add_teams_routes
-from adapters.teams.package import build_package
 from adapters.teams.settings import load_teams_settings
 from bot.errors import UserError
 from bot.runtime import build_bot
@@ -24,7 +20,8 @@ def add_teams_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPar
         description="Serve the Teams bot on http://HOST:PORT/api/messages. With NAVIBOT_TEAMS_CLIENT_ID, "
                     "NAVIBOT_TEAMS_CLIENT_SECRET and NAVIBOT_TEAMS_TENANT_ID set, every request must carry a valid "
                     "Bot Framework token; with none set it runs in local anonymous mode (Agents Playground).")
-    teams.add_argument("--host", help="interface to listen on (default: NAVIBOT_TEAMS_HOST, 0.0.0.0)")
+    teams.add_argument("--host", help="interface to listen on (default: NAVIBOT_TEAMS_HOST, else 0.0.0.0 with "
+                                      "credentials and 127.0.0.1 in anonymous mode)")
     teams.add_argument("--port", type=int, help="port (default: NAVIBOT_TEAMS_PORT, 3978)")
     teams.add_argument("--store", type=Path, help="SQLite store file (default: from settings)")
     teams.set_defaults(func=cmd_teams)
@@ -41,6 +38,8 @@ def add_teams_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPar
 
 
 def cmd_package(args: argparse.Namespace, _settings: Settings) -> int:
+    from adapters.teams.package import build_package
+
     manifest = build_package(load_teams_settings(), args.out, args.manifest_dir)
     bot = manifest["bots"][0]["botId"]
     print(f"teams package: {args.out} (app {manifest['id']}, bot {bot}, version {manifest['version']})")
@@ -48,9 +47,17 @@ def cmd_package(args: argparse.Namespace, _settings: Settings) -> int:
 
 
 def cmd_teams(args: argparse.Namespace, settings: Settings) -> int:
+    # Imported here, not at the top: every `navibot` command registers this one, and the Agents SDK takes
+    # a quarter of a second to import.
+    from aiohttp import web
+
+    from adapters.teams.agent import MESSAGES_PATH, add_teams_routes
+
     teams_settings = load_teams_settings()
     teams_settings.check_credentials()
-    host = args.host or teams_settings.host
+    # Anonymous mode answers anyone who can reach the port and posts to whatever serviceUrl a request names:
+    # unless told otherwise, it listens on this machine only.
+    host = args.host or teams_settings.host or ("127.0.0.1" if teams_settings.anonymous else "0.0.0.0")
     port = args.port if args.port is not None else teams_settings.port
     if not 1 <= port <= 65535:
         raise UserError("--port must be between 1 and 65535")

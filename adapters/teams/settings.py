@@ -28,7 +28,8 @@ class TeamsSettings(BaseSettings):
                                                    "Application (client) ID). Empty = local anonymous mode.")
     client_secret: SecretStr = Field(default=SecretStr(""), description="A client secret of that app registration.")
     tenant_id: str = Field(default="", description="Directory (tenant) ID: the bot is single-tenant.")
-    host: str = Field(default="0.0.0.0", description="Interface `navibot teams` listens on.")
+    host: str | None = Field(default=None, description="Interface `navibot teams` listens on (default: 0.0.0.0 "
+                                                       "with credentials, 127.0.0.1 in anonymous mode).")
     port: int = Field(default=3978, ge=1, le=65535, description="Port of `navibot teams` (POST /api/messages).")
 
     # The app package (`navibot teams package`); none of these are needed to run the bot.
