@@ -18,7 +18,7 @@ import pytest
 from pydantic import SecretStr
 
 from adapters.slack.app import build_slack_app
-from adapters.slack.command import run_http, run_socket, warn_if_empty
+from adapters.slack.serve import run_http, run_socket, warn_if_empty
 from adapters.slack.settings import SlackSettings, SlackSettingsError
 from bot.cli import demo_kb_path, main
 from bot.runtime import Bot, build_bot
@@ -116,7 +116,7 @@ def test_a_refused_bot_token_is_one_line_and_exit_2_and_an_empty_store_is_warned
     for name, value in {"SLACK_BOT_TOKEN": "xoxb-wrong", "SLACK_SIGNING_SECRET": "s",
                         "SLACK_API_URL": fake.api_url}.items():
         monkeypatch.setenv(name, value)
-    with caplog.at_level(logging.WARNING, logger="adapters.slack.command"):
+    with caplog.at_level(logging.WARNING, logger="adapters.slack.serve"):
         assert main(["slack", "--port", str(free_port())]) == 2
     assert capsys.readouterr().err.strip().startswith("navibot: Slack refused SLACK_BOT_TOKEN (invalid_auth)")
     assert any("is empty" in r.getMessage() and "navibot ingest" in r.getMessage() for r in caplog.records)
