@@ -88,11 +88,11 @@ class Failover[C]:
         self.classify = classify
         self._rng = rng or random.Random()
 
-    def call[T](self, operation: str, fn: Callable[[C, float], T], deadline: Deadline | None = None,
-                share: float = 1.0) -> T:
-        """`fn(client, timeout_seconds)` on endpoints in a random order until one succeeds. `share` < 1 keeps
-        this operation to that share of the turn's time left, so a slow rewrite cannot starve the answer."""
-        deadline = deadline or current_budget().deadline
+    def call[T](self, operation: str, fn: Callable[[C, float], T], share: float = 1.0) -> T:
+        """`fn(client, timeout_seconds)` on endpoints in a random order until one succeeds, within the turn's
+        deadline. `share` < 1 keeps this operation to that share of the turn's time left, so a slow rewrite
+        cannot starve the answer."""
+        deadline = current_budget().deadline
         if share < 1.0 and deadline.remaining() != float("inf"):
             deadline = Deadline(deadline.remaining() * share)
         order = self._rng.sample(self.endpoints, len(self.endpoints))
