@@ -1,4 +1,4 @@
 """Hosted model providers (Gemini, Cohere) behind the core's protocols, with failover across endpoints and keys.
 
-Nothing here is imported unless settings select a provider (see bot/providers.py), so the offline bot never loads
-the SDKs."""
+The SDK-backed modules (gemini, cohere) are imported only when settings select a provider (see bot/providers.py),
+so the offline bot never loads the SDKs; `budget` (the turn's deadline and fallbacks) is used in every mode."""
