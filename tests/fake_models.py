@@ -424,3 +424,15 @@ def cohere_rerank_problem(body: dict[str, Any]) -> str | None:
     if top_n is not None and not (isinstance(top_n, int) and top_n >= 1):
         return "invalid request: top_n must be a positive integer"
     return None
+
+
+class WrongEndpoint(FakeServer):
+    """What a wrong base URL or a misrouted proxy answers: an HTML 404 page for every path."""
+
+    def routes(self) -> list[web.RouteDef]:
+        return []
+
+    async def unknown(self, request: web.Request) -> web.Response:
+        self.calls.append(Call(request.path, {}, dict(request.headers)))
+        return web.Response(status=404, text="<html><body><h1>404 Not Found</h1></body></html>",
+                            content_type="text/html")

@@ -44,7 +44,7 @@ from rag.providers.gemini import (
 )
 from rag.rewrite import Exchange, HeuristicRewriter
 from rag.store import EmbeddingMismatch
-from tests.fake_models import FakeCohere, FakeGemini, FakeServer, overlap
+from tests.fake_models import FakeCohere, FakeGemini, FakeServer, WrongEndpoint, overlap
 
 STUDENTS = "Can college students get SNAP?"
 WORK = "what if they work 20 hours a week?"
@@ -304,6 +304,26 @@ def test_a_request_refused_with_400_is_not_retried_elsewhere(demo: Core, gemini_
     with pytest.raises(RequestRejected, match="HTTP 400 INVALID_ARGUMENT"):
         GeminiEmbedder(failover).failover.call("x", lambda client, t: client.models.generate_content(
             model="m", contents="hi"))
+
+
+def test_a_404_page_from_a_wrong_base_url_moves_to_the_next_endpoint(demo: Core, gemini_a: FakeGemini,
+                                                                     cohere_a: FakeCohere) -> None:
+    """Unlike the API's own 404 (an unknown model: every endpoint would say so), an HTML page is the endpoint's."""
+    wrong = WrongEndpoint().start()
+    try:
+        failover = gemini_failover([KEY], [wrong.url, gemini_a.url], 5.0, rng=InOrder())
+        answerer = FallbackAnswerer(GeminiAnswerer(failover, "gemini-2.5-flash"), ExtractiveAnswerer(demo.embedder))
+        reranker = CohereReranker(cohere_failover([KEY], [wrong.url, cohere_a.url], 5.0, rng=InOrder()))
+        engine = Engine(demo.retriever, HeuristicRewriter(), answerer, reranker=reranker, rerank_candidates=20)
+        outcome = engine.answer(STUDENTS, [], MOOD)
+        assert outcome.kind == "answer" and outcome.fallbacks == [] and outcome.hits[0].rerank_score is not None
+        assert len(wrong.calls) == 2 and len(gemini_a.calls) == 1 and len(cohere_a.calls) == 1
+        gemini_a.status = cohere_a.status = 503
+        outcome = engine.answer(STUDENTS, [], MOOD)
+        assert "HTTP 404 that is not a Gemini API error (a wrong base URL or a proxy?)" in outcome.fallbacks[-1]
+        assert "HTTP 404 that is not a Cohere API error" in outcome.fallbacks[0]
+    finally:
+        wrong.stop()
 
 
 def test_the_fakes_refuse_requests_the_real_apis_refuse(gemini_a: FakeGemini, cohere_a: FakeCohere) -> None:

@@ -18,6 +18,7 @@ from rag.providers.failover import (
     api_message,
     classify_status,
     endpoint_labels,
+    not_the_api,
     transport_cause,
 )
 from rag.providers.remote_embedder import RemoteEmbedder
@@ -27,9 +28,10 @@ RERANK_DOC_CHARS = 6000  # a section is long; its start (title, headings, first 
 
 
 def classify(exc: Exception) -> tuple[Verdict, str]:
-    if isinstance(exc, ApiError):
-        message = exc.body.get("message") if isinstance(exc.body, dict) else None
-        return classify_status(exc.status_code), f"HTTP {exc.status_code}{api_message(message)}"  # not str(exc): it dumps headers
+    if isinstance(exc, ApiError):  # (never str(exc): it dumps the headers)
+        if not isinstance(exc.body, dict):
+            return not_the_api("Cohere", exc.status_code)  # the API's errors are JSON objects with a message
+        return classify_status(exc.status_code), f"HTTP {exc.status_code}{api_message(exc.body.get('message'))}"
     cause = transport_cause(exc)
     return Verdict.NEXT, cause or f"{type(exc).__name__}: {str(exc)[:200]}"
 

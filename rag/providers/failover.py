@@ -5,8 +5,9 @@ be left for another at once (not retried after a back-off), and the whole turn h
 are therefore built with their retries off, and every call gets `min(per-call timeout, time left in the turn)`.
 
 What moves to the next endpoint: a timeout or connection failure, HTTP 429, 5xx, a key refused there (401/403:
-another key may work), and a reply that cannot be understood. What stops at once: any other 4xx, because the
-request itself is wrong and every endpoint would refuse it too.
+another key may work), and a reply that cannot be understood. What stops at once: any other 4xx in the API's own
+error format, because the request itself is wrong and every endpoint would refuse it too (a 4xx page from a proxy
+or a wrong base URL moves on).
 """
 
 from __future__ import annotations
@@ -62,6 +63,13 @@ def transport_cause(exc: Exception) -> str | None:
     if module.startswith(("httpx", "httpcore")) or isinstance(exc, (TimeoutError, ConnectionError)):
         return "timed out" if "Timeout" in name or isinstance(exc, TimeoutError) else f"connection failed ({name})"
     return None
+
+
+def not_the_api(provider: str, status: int | None) -> tuple[Verdict, str]:
+    """An HTTP error that is not in the API's own JSON error format (e.g. an HTML 404 page) comes from whatever
+    stands at that base URL (a proxy, a typo in the path), not from the provider judging the request: another
+    endpoint may work, so it is not a reason to stop."""
+    return Verdict.NEXT, f"HTTP {status} that is not a {provider} API error (a wrong base URL or a proxy?)"
 
 
 def api_message(message: object) -> str:

@@ -28,6 +28,7 @@ from rag.providers.failover import (
     api_message,
     classify_status,
     endpoint_labels,
+    not_the_api,
     transport_cause,
 )
 from rag.providers.prompts import (
@@ -52,6 +53,8 @@ REWRITE_SHARE = 0.35  # of the turn's time: the rest is kept for retrieval and t
 
 def classify(exc: Exception) -> tuple[Verdict, str]:
     if isinstance(exc, genai_errors.APIError):
+        if not (isinstance(exc.details, dict) and isinstance(exc.details.get("error"), dict)):
+            return not_the_api("Gemini", exc.code)  # the API's errors are {"error": {"code", "status", ...}}
         return classify_status(exc.code), f"HTTP {exc.code} {exc.status or ''}".strip() + api_message(exc.message)
     cause = transport_cause(exc)
     return Verdict.NEXT, cause or f"{type(exc).__name__}: {str(exc)[:200]}"
