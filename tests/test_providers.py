@@ -260,14 +260,22 @@ def test_429_moves_to_the_next_endpoint(demo: Core, gemini_a: FakeGemini, gemini
     assert UNAVAILABLE_NOTICE not in outcome.text
 
 
-def test_a_refused_key_moves_to_the_next_key(demo: Core, gemini_a: FakeGemini) -> None:
+def test_a_refused_key_moves_to_the_next_key(demo: Core, gemini_a: FakeGemini,
+                                             caplog: pytest.LogCaptureFixture) -> None:
     gemini_a.refused_keys = {"revoked-key"}
     failover = gemini_failover(["revoked-key", KEY], [gemini_a.url], 5.0, rng=InOrder())
     answerer = GeminiAnswerer(failover, "gemini-2.5-flash")
     engine = Engine(demo.retriever, HeuristicRewriter(), FallbackAnswerer(answerer, ExtractiveAnswerer(demo.embedder)))
-    outcome = engine.answer(STUDENTS, [], MOOD)
-    assert outcome.kind == "answer" and outcome.fallbacks == []
-    assert [c.headers["x-goog-api-key"] for c in gemini_a.calls] == ["revoked-key", KEY]
+    with caplog.at_level(logging.DEBUG):
+        outcome = engine.answer(STUDENTS, [], MOOD)
+        assert outcome.kind == "answer" and outcome.fallbacks == []
+        assert [c.headers["x-goog-api-key"] for c in gemini_a.calls] == ["revoked-key", KEY]
+        gemini_a.refused_keys = {"revoked-key", KEY}  # both refused: the extractive answer, and the keys unsaid
+        outcome = engine.answer(STUDENTS, [], MOOD)
+    assert outcome.text.endswith(UNAVAILABLE_NOTICE) and "HTTP 403 PERMISSION_DENIED" in outcome.fallbacks[0]
+    assert "#key1" in caplog.text and "#key2" in caplog.text
+    for key in ("revoked-key", KEY):
+        assert key not in caplog.text and key not in outcome.fallbacks[0]
 
 
 def test_endpoints_are_tried_in_a_random_order() -> None:
