@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from pydantic import SecretStr
+
 from bot.settings import Settings
 from rag.answering import Answerer, FallbackAnswerer
 from rag.embedding import Embedder, WordLlamaEmbedder
@@ -21,7 +23,7 @@ if TYPE_CHECKING:
     from rag.providers.failover import Failover
 
 
-def _keys(secrets: list) -> list[str]:  # type: ignore[type-arg]
+def _keys(secrets: list[SecretStr]) -> list[str]:
     return [s.get_secret_value().strip() for s in secrets if s.get_secret_value().strip()]
 
 
