@@ -19,7 +19,7 @@ from rag.crawl.crawler import CrawlConfig, CrawlResult, crawl, progress_stream
 from rag.crawl.fetch import USER_AGENT, FetchPolicy
 from rag.crawl.frontier import normalize_url
 from rag.crawl.state import CrawlState, state_path_for
-from rag.mongo.connection import MongoUnavailable
+from rag.mongo.config import MongoUnavailable
 
 
 def add_crawl_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

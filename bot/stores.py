@@ -8,15 +8,15 @@ from pathlib import Path
 
 from bot.conversations import ConversationStore
 from bot.errors import UserError
-from bot.mongo_conversations import HistoryOptional, MongoConversationStore
 from bot.redact import RedactingConversationStore
 from bot.settings import Settings
 from bot.sqlite_conversations import SQLiteConversationStore
-from rag.mongo.connection import MongoConfig, describe_hosts
-from rag.mongo.knowledge import MongoKnowledgeStore
+from rag.mongo.config import MongoConfig, describe_hosts
 from rag.mongo.pipelines import SearchOptions
 from rag.sqlite_store import SQLiteKnowledgeStore
 from rag.store import KnowledgeStore
+
+# The MongoDB stores are imported where they are opened: the embedded default starts without loading pymongo.
 
 
 def mongo_config(settings: Settings) -> MongoConfig:
@@ -53,6 +53,8 @@ def open_knowledge_store(settings: Settings, path: Path | None = None) -> Knowle
     """`path` names a SQLite file (the CLI's --store, eval's temporary store): it is used even when
     NAVIBOT_STORE=mongodb. Without it (or with the configured file, as crawl passes), the configured store."""
     if _uses_mongodb(settings, path):
+        from rag.mongo.knowledge import MongoKnowledgeStore
+
         return MongoKnowledgeStore.open(mongo_config(settings), search_options(settings))
     return SQLiteKnowledgeStore(path or settings.store_path)
 
@@ -61,6 +63,8 @@ def open_conversation_store(settings: Settings, path: Path | None = None) -> Con
     """`path` names a SQLite file, used even when NAVIBOT_STORE=mongodb (as for the knowledge store)."""
     store: ConversationStore
     if settings.store == "mongodb" and (path is None or path == settings.conversations_path):
+        from bot.mongo_conversations import HistoryOptional, MongoConversationStore
+
         config = mongo_config(settings)
         store = HistoryOptional(MongoConversationStore.open(config, settings.mongodb_history_ttl_days,
                                                             settings.mongodb_event_ttl_hours),

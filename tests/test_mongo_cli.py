@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from pymongo.errors import AutoReconnect, OperationFailure
 
-from bot import db_command
+from bot import db_admin
 from bot.cli import main
 from bot.mongo_conversations import HistoryOptional, MongoConversationStore
 from bot.redact import RedactingConversationStore
@@ -33,7 +33,7 @@ def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeDatabase]:
     db = FakeDatabase("navibot")
     monkeypatch.setattr(MongoConnection, "open",
                         classmethod(lambda cls, config: cls(AsyncBridge(), db, host="cluster0.example.mongodb.net")))
-    monkeypatch.setattr(db_command, "POLL_SECONDS", 0.01)
+    monkeypatch.setattr(db_admin, "POLL_SECONDS", 0.01)
     monkeypatch.setenv("NAVIBOT_STORE", "mongodb")
     monkeypatch.setenv("NAVIBOT_MONGODB_URI", URI)
     yield db
@@ -48,7 +48,7 @@ def test_db_init_is_safe_twice_and_status_shows_everything(server: FakeDatabase,
     assert "queryable" in out
     assert {"documents", "chunks", "history", "events", "answers", "feedback"} <= set(
         server._db.list_collection_names())
-    vector = server[db_command.CHUNKS]._search_indexes["navibot_vector"]["latestDefinition"]
+    vector = server[db_admin.CHUNKS]._search_indexes["navibot_vector"]["latestDefinition"]
     assert vector["fields"][0]["numDimensions"] == 256  # the configured embedder's dimension
     assert main(["db", "init", "--no-wait"]) == 0
     assert "navibot_vector: unchanged" in capsys.readouterr().out
@@ -65,7 +65,7 @@ def test_db_init_is_safe_twice_and_status_shows_everything(server: FakeDatabase,
 def test_a_changed_definition_is_updated(server: FakeDatabase, capsys: pytest.CaptureFixture[str],
                                          monkeypatch: pytest.MonkeyPatch) -> None:
     assert main(["db", "init", "--no-wait"]) == 0
-    indexes = server[db_command.CHUNKS]._search_indexes
+    indexes = server[db_admin.CHUNKS]._search_indexes
     indexes["navibot_text"]["latestDefinition"] = {"mappings": {"dynamic": True}}
     assert main(["db", "init", "--timeout", "5"]) == 0
     assert "navibot_text: definition updated" in capsys.readouterr().out
