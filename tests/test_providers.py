@@ -41,6 +41,7 @@ from rag.providers.gemini import (
     GeminiEmbedder,
     GeminiRewriter,
     gemini_failover,
+    numbered_markers,
 )
 from rag.rewrite import Exchange, HeuristicRewriter
 from rag.store import EmbeddingMismatch
@@ -390,6 +391,9 @@ def test_grouped_markers_and_bracketed_ids_become_numbered_citations(demo: Core,
     gemini_a.reply = reply_citing("made-up.7", text="An invented rule [made-up.7].")
     outcome = engine.answer(STUDENTS, [], MOOD)
     assert outcome.kind == "no_answer"
+    # ids made from file names may hold spaces
+    assert numbered_markers("A [ my docs/a b::0.1 ]. B [1,3].", ["z"], {"my docs/a b::0.1"}) == (
+        "A [2]. B [1][3].", ["z", "my docs/a b::0.1"])
 
 
 def test_a_reply_without_citations_is_a_no_answer(demo: Core, gemini_a: FakeGemini) -> None:

@@ -86,7 +86,7 @@ def _thinking(budget: int | None) -> types.ThinkingConfig | None:
 
 
 _GROUPED_MARKERS = re.compile(r"\[(\d{1,3}(?:\s*,\s*\d{1,3})+)\]")
-_BRACKETED = re.compile(r"\[([^\[\]\s]+)\]")
+_BRACKETED = re.compile(r"\[([^\[\]]{1,300})\]")  # ids come from file paths: they may hold spaces
 
 
 def numbered_markers(text: str, cited: list[str], known: set[str]) -> tuple[str, list[str]]:
@@ -97,7 +97,7 @@ def numbered_markers(text: str, cited: list[str], known: set[str]) -> tuple[str,
     cited = list(cited)
 
     def by_id(match: re.Match[str]) -> str:
-        sub_id = match.group(1)
+        sub_id = match.group(1).strip()
         if sub_id.isdigit():  # already an [n] marker
             return match.group(0)
         if sub_id not in cited:
