@@ -18,8 +18,8 @@ from rag.providers.failover import (
     api_message,
     classify_status,
     endpoint_labels,
+    not_an_http_error,
     not_the_api,
-    transport_cause,
 )
 from rag.providers.remote_embedder import RemoteEmbedder
 
@@ -32,8 +32,7 @@ def classify(exc: Exception) -> tuple[Verdict, str]:
         if not isinstance(exc.body, dict):
             return not_the_api("Cohere", exc.status_code)  # the API's errors are JSON objects with a message
         return classify_status(exc.status_code), f"HTTP {exc.status_code}{api_message(exc.body.get('message'))}"
-    cause = transport_cause(exc)
-    return Verdict.NEXT, cause or f"{type(exc).__name__}: {str(exc)[:200]}"
+    return not_an_http_error(exc)
 
 
 def cohere_failover(api_keys: Sequence[str], base_urls: Sequence[str], per_call_timeout: float,

@@ -56,13 +56,15 @@ def classify_status(status: int | None) -> Verdict:
     return Verdict.STOP if 400 <= status < 500 else Verdict.NEXT
 
 
-def transport_cause(exc: Exception) -> str | None:
-    """A short cause for httpx/httpx2 timeouts and connection errors (both SDKs use one of them), else None."""
+def not_an_http_error(exc: Exception) -> tuple[Verdict, str]:
+    """Anything but an HTTP error reply tries the next endpoint: a timeout or connection failure of httpx/httpx2
+    (both SDKs use one of them) said in a few words, anything else by its type and message."""
     name = type(exc).__name__
     module = type(exc).__module__ or ""
     if module.startswith(("httpx", "httpcore")) or isinstance(exc, (TimeoutError, ConnectionError)):
-        return "timed out" if "Timeout" in name or isinstance(exc, TimeoutError) else f"connection failed ({name})"
-    return None
+        timed_out = "Timeout" in name or isinstance(exc, TimeoutError)
+        return Verdict.NEXT, "timed out" if timed_out else f"connection failed ({name})"
+    return Verdict.NEXT, f"{name}: {str(exc)[:200]}"
 
 
 def not_the_api(provider: str, status: int | None) -> tuple[Verdict, str]:

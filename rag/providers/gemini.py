@@ -28,8 +28,8 @@ from rag.providers.failover import (
     api_message,
     classify_status,
     endpoint_labels,
+    not_an_http_error,
     not_the_api,
-    transport_cause,
 )
 from rag.providers.prompts import (
     ANSWER_SCHEMA,
@@ -56,8 +56,7 @@ def classify(exc: Exception) -> tuple[Verdict, str]:
         if not (isinstance(exc.details, dict) and isinstance(exc.details.get("error"), dict)):
             return not_the_api("Gemini", exc.code)  # the API's errors are {"error": {"code", "status", ...}}
         return classify_status(exc.code), f"HTTP {exc.code} {exc.status or ''}".strip() + api_message(exc.message)
-    cause = transport_cause(exc)
-    return Verdict.NEXT, cause or f"{type(exc).__name__}: {str(exc)[:200]}"
+    return not_an_http_error(exc)
 
 
 def gemini_failover(api_keys: Sequence[str], base_urls: Sequence[str], per_call_timeout: float,
