@@ -15,7 +15,7 @@ from pathlib import Path
 from tqdm import tqdm
 
 from rag.chunking import Chunker
-from rag.embedding import Embedder
+from rag.embedding import Embedder, EmbeddingUnavailable
 from rag.loaders import JSONL, LoadError, iter_files, load_file
 from rag.models import SourceDocument
 from rag.sentences import chunk_sentences
@@ -74,8 +74,16 @@ class Ingestor:
                 vectors = ChunkVectors(chunks=self.embedder.embed_documents([c.index_text for c in chunks]),
                                        sentences=self.embedder.embed_documents(sentences))
                 self.store.replace_document(doc, chunks, vectors)  # atomic: the old version stays on failure
+            except EmbeddingUnavailable as exc:
+                # The model is down (a hosted provider unreachable, say): every other document would wait for the
+                # same failure. Stop with one line; what was stored stays, and a re-run skips it.
+                stored = summary.added + summary.updated
+                raise EmbeddingUnavailable(
+                    f"embedding failed on {doc.source_path or doc.doc_id} ({exc}); stopped after storing {stored} "
+                    "changed document(s): run the same command again when the model is reachable (documents "
+                    "already stored are skipped)") from exc
             except Exception as exc:  # noqa: BLE001 - one bad document must not stop the others
-                log.exception("could not store %s", doc.doc_id)
+                log.debug("could not store %s", doc.doc_id, exc_info=True)  # the summary names it; -v shows why
                 summary.failed += 1
                 where = doc.source_path or doc.doc_id
                 summary.problems.append(f"{where}: not stored ({exc.__class__.__name__}: {exc})")

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from bot.runtime import Core
+from rag.embedding import EmbeddingUnavailable
 from rag.models import Chunk, SourceDocument
 from rag.store import Filters
 from tests.conftest import write
@@ -124,3 +125,19 @@ def test_a_document_the_chunker_fails_on_is_reported_and_the_others_are_stored(
     summary = core.ingestor.ingest_paths([kb])
     assert summary.added == 3 and summary.failed == 1
     assert any("wic" in p and "ValueError: unexpected structure" in p for p in summary.problems)
+
+
+def test_an_embedding_model_that_is_down_stops_the_run_at_the_first_failure_with_one_line(
+        core: Core, kb: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    calls: list[int] = []
+
+    def down(texts: list[str]) -> None:
+        calls.append(len(texts))
+        raise EmbeddingUnavailable("HTTP 503 on every endpoint")
+
+    monkeypatch.setattr(core.ingestor.embedder, "embed_documents", down)
+    with pytest.raises(EmbeddingUnavailable, match="503.*stopped after storing 0 changed document.*run the same"):
+        core.ingestor.ingest_paths([kb])
+    assert len(calls) == 1  # not once per document: a hanging provider would cost one timeout each
+    assert core.store.counts()["chunks"] == 0
+    assert "Traceback" not in capsys.readouterr().err
