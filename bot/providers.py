@@ -64,7 +64,8 @@ def make_rewriter(settings: Settings, titles: CachedTitles) -> Rewriter:
 def make_answerer(settings: Settings, embedder: Embedder) -> Answerer:
     # The extractive answerer scores a few dozen sentences per turn: with the bundled model, not a hosted one
     # (a call per turn saved, and it still works when the embedding provider is down: it is the fallback).
-    extractive = ExtractiveAnswerer(embedder if isinstance(embedder, WordLlamaEmbedder) else WordLlamaEmbedder())
+    extractive = ExtractiveAnswerer(embedder if isinstance(embedder, WordLlamaEmbedder) else WordLlamaEmbedder(),
+                                    settings.min_coverage)
     if settings.llm == "gemini":
         from rag.providers.gemini import GeminiAnswerer
 

@@ -64,7 +64,7 @@ def build_engine(core: Core) -> Engine:
     titles = CachedTitles(lambda: [d.title for d in core.store.documents()])
     settings = core.settings
     return Engine(core.retriever, make_rewriter(settings, titles), make_answerer(settings, core.embedder),
-                  top_k=settings.top_k, min_coverage=settings.min_coverage, reranker=make_reranker(settings),
+                  top_k=settings.top_k, reranker=make_reranker(settings),
                   rerank_candidates=settings.rerank_candidates, turn_deadline_seconds=settings.turn_deadline_seconds)
 
 

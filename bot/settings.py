@@ -35,8 +35,9 @@ class Settings(ProviderSettings, MongoSettings):
     max_question_chars: int = Field(default=4000, ge=100, le=100_000,
                                     description="Longer messages get a polite error instead of an answer.")
     min_coverage: float = Field(default=0.6, ge=0.0, le=1.0,
-                                description="Share of the question's topic words the best sections must contain; "
-                                            "below it the bot says it could not find the answer.")
+                                description="Share of the question's topic words the best sections must contain "
+                                            "for the offline (extractive) answer; below it the bot says it could "
+                                            "not find the answer. Gemini judges relevance itself.")
     moods_file: Path | None = Field(default=None, description="TOML file of extra or changed moods.")
 
     @field_validator("data_dir", mode="after")

@@ -23,6 +23,10 @@ class AnswerRequest:
     history: Sequence[Exchange]
     hits: list[SearchHit]
     mood: Mood
+    # Share of the question's topic words the best sections contain (rag.evidence). The extractive answerer cannot
+    # judge relevance and refuses below a calibrated threshold; a language model judges it under its refusal rule,
+    # so a paraphrase ("university pupils", "food stamps") still reaches it.
+    coverage: float = 1.0
 
 
 class Answerer(Protocol):

@@ -57,13 +57,12 @@ def no_answer_text(closest: list[str]) -> str:
 
 class Engine:
     def __init__(self, retriever: Retriever, rewriter: Rewriter, answerer: Answerer, top_k: int = 5,
-                 min_coverage: float = 0.6, reranker: Reranker | None = None, rerank_candidates: int = 30,
+                 reranker: Reranker | None = None, rerank_candidates: int = 30,
                  turn_deadline_seconds: float | None = None) -> None:
         self.retriever = retriever
         self.rewriter = rewriter
         self.answerer = answerer
         self.top_k = top_k
-        self.min_coverage = min_coverage
         self.reranker = reranker
         self.rerank_candidates = rerank_candidates
         self.turn_deadline_seconds = turn_deadline_seconds
@@ -112,16 +111,17 @@ class Engine:
 
     def compose(self, question: str, history: Sequence[Exchange], rewrite: Rewrite, hits: list[SearchHit], mood: Mood,
                 timings: dict[str, float] | None = None) -> Outcome:
-        """Answer from the retrieved sections, or a no-answer when they do not cover the question or no citation
-        survives the rail."""
+        """Answer from the retrieved sections, or a no-answer when the answerer declines (the extractive one does
+        when the sections do not cover the question) or no citation survives the rail."""
         timings = {} if timings is None else timings
         hits = hits[: self.top_k]
         closest = list(dict.fromkeys(h.chunk.heading_text for h in hits[:3]))
         outcome = Outcome("no_answer", no_answer_text(closest), rewrite.standalone, closest=closest, hits=hits,
                           timings_ms=timings)
-        if hits and evidence(question, rewrite.standalone, hits) >= self.min_coverage:
+        if hits:
             started = time.perf_counter()
-            draft = self.answerer.answer(AnswerRequest(question, rewrite.standalone, history, hits, mood))
+            coverage = evidence(question, rewrite.standalone, hits)
+            draft = self.answerer.answer(AnswerRequest(question, rewrite.standalone, history, hits, mood, coverage))
             checked = check(draft, hits)
             timings["generate"] = (time.perf_counter() - started) * 1000
             for reason in checked.dropped:

@@ -100,10 +100,13 @@ def _items_after(pieces: list[_Piece], lead: _Piece) -> list[_Piece]:
 
 
 class ExtractiveAnswerer:
-    def __init__(self, embedder: Embedder) -> None:
+    def __init__(self, embedder: Embedder, min_coverage: float = 0.6) -> None:
         self.embedder = embedder
+        self.min_coverage = min_coverage  # NAVIBOT_MIN_COVERAGE, calibrated in benchmarks/RESULTS.md
 
     def answer(self, request: AnswerRequest) -> Draft:
+        if request.coverage < self.min_coverage:
+            return Draft("", [])  # it would quote something loosely related: the engine says it could not find it
         mood = request.mood
         texts = [(text, sub, rank) for rank, hit in enumerate(request.hits[:CHUNKS_READ]) for sub in hit.chunk.subchunks
                  for text in _pieces(sub) if text.strip()]

@@ -82,7 +82,7 @@ class Ingestor:
                     f"embedding failed on {doc.source_path or doc.doc_id} ({exc}); stopped after storing {stored} "
                     "changed document(s): run the same command again when the model is reachable (documents "
                     "already stored are skipped)") from exc
-            except Exception as exc:  # noqa: BLE001 - one bad document must not stop the others
+            except Exception as exc:  # one bad document must not stop the others
                 log.debug("could not store %s", doc.doc_id, exc_info=True)  # the summary names it; -v shows why
                 summary.failed += 1
                 where = doc.source_path or doc.doc_id

@@ -13,7 +13,7 @@ from bot.cli import demo_kb_path
 from bot.runtime import Core, build_core, build_engine
 from bot.settings import Settings
 from rag.answering import AnswerRequest
-from rag.citations import Citation, check
+from rag.citations import Citation, Draft, check
 from rag.engine import Engine, Outcome
 from rag.evidence import coverage, evidence
 from rag.extractive import ExtractiveAnswerer
@@ -413,3 +413,27 @@ def test_a_missing_moods_file_is_refused_with_its_name(tmp_path: Path) -> None:
 def test_outcome_defaults() -> None:
     outcome = Outcome("no_answer", "text", "standalone")
     assert outcome.citations == [] and outcome.closest == [] and outcome.hits == [] and outcome.timings_ms == {}
+
+
+class _FirstParagraphAnswerer:
+    """Stands in for a language model: cites the first retrieved paragraph, and records what it was asked."""
+
+    def __init__(self) -> None:
+        self.requests: list[AnswerRequest] = []
+
+    def answer(self, request: AnswerRequest) -> Draft:
+        self.requests.append(request)
+        sub = request.hits[0].chunk.subchunks[0]
+        return Draft("Students need an exemption [1].", [sub.sub_id])
+
+
+def test_a_paraphrase_reaches_a_model_answerer_but_the_extractive_one_declines_it(demo: Core,
+                                                                                 engine: Engine) -> None:
+    paraphrase = "Can university pupils receive food stamps?"  # no word of the students page but its topic
+    offline = engine.answer(paraphrase, [], CONCISE)
+    assert offline.kind == "no_answer"
+
+    model = _FirstParagraphAnswerer()
+    with_model = Engine(engine.retriever, engine.rewriter, model).answer(paraphrase, [], CONCISE)
+    assert len(model.requests) == 1 and model.requests[0].coverage < Settings().min_coverage
+    assert with_model.kind == "answer" and with_model.citations
