@@ -11,7 +11,9 @@ import pytest
 
 from rag.citations import Citation, Draft, check, link_to_quote
 from rag.answering import Answerer, AnswerRequest
+from rag.embedding import WordLlamaEmbedder
 from rag.engine import Engine
+from rag.extractive import ExtractiveAnswerer
 from rag.models import BlockKind, Chunk, SearchHit, SubChunk
 from rag.moods import MoodBook
 from rag.rewrite import Exchange, HeuristicRewriter
@@ -279,11 +281,13 @@ def test_engine_only_lets_the_answerer_cite_the_top_k_sections() -> None:
     assert outcome.kind == "no_answer"  # students::1 was retrieved below the cut: not citable
 
 
-def test_engine_does_not_ask_the_answerer_when_the_sections_do_not_cover_the_question() -> None:
-    engine, answerer = engine_with(Draft("WIC. [1]", ["wic::0.0"]),
-                                   hits=[hit("wic::0", [sub("wic::0.0", WIC)], title="WIC basics")])
-    outcome = engine.answer("How much is the Child Tax Credit per child?", [], MOOD)
-    assert answerer.calls == []
+def test_engine_tells_the_answerer_how_little_the_sections_cover_the_question() -> None:
+    wic = [hit("wic::0", [sub("wic::0.0", WIC)], title="WIC basics")]
+    engine, answerer = engine_with(Draft("WIC. [1]", ["wic::0.0"]), hits=wic)
+    engine.answer("How much is the Child Tax Credit per child?", [], MOOD)
+    assert answerer.requests[0].coverage < 0.6  # a model may still judge; the extractive answerer declines:
+    extractive = Engine(StubRetriever(wic), HeuristicRewriter(), ExtractiveAnswerer(WordLlamaEmbedder()))  # type: ignore[arg-type]
+    outcome = extractive.answer("How much is the Child Tax Credit per child?", [], MOOD)
     assert outcome.kind == "no_answer" and outcome.closest == ["WIC basics"]
 
 
