@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import shutil
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from bot.cli import demo_kb_path
 from bot.runtime import Core, build_core
 from bot.settings import Settings
 
@@ -16,6 +19,34 @@ def isolated_data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("NAVIBOT_DATA_DIR", str(data))
     monkeypatch.chdir(tmp_path)  # a developer's .env in the repo must not leak into tests
     return data
+
+
+@pytest.fixture(scope="session")
+def demo_store_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The bundled demo knowledge base, ingested once per test session. Use `demo_store` (a copy) to open it."""
+    folder = tmp_path_factory.mktemp("demo-store")
+    path = folder / "knowledge.sqlite3"
+    core = build_core(Settings(_env_file=None, data_dir=folder), path)  # type: ignore[call-arg]
+    try:
+        assert core.ingestor.ingest_paths([demo_kb_path()]).ingested >= 12
+    finally:
+        core.close()  # the last connection checkpoints the WAL: the file alone is the whole store
+    return path
+
+
+@pytest.fixture(scope="module")
+def demo_store(demo_store_file: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A copy of the demo store for one test module (a module may write to it)."""
+    folder = tmp_path_factory.mktemp("demo")
+    return Path(shutil.copy(demo_store_file, folder / "knowledge.sqlite3"))
+
+
+@pytest.fixture(scope="module")
+def demo(demo_store: Path) -> Iterator[Core]:
+    """The demo knowledge base opened for one test module."""
+    built = build_core(Settings(_env_file=None, data_dir=demo_store.parent), demo_store)  # type: ignore[call-arg]
+    yield built
+    built.close()
 
 
 @pytest.fixture

@@ -4,13 +4,12 @@ threshold that turns a loosely related question into an honest no-answer."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 
-from bot.cli import demo_kb_path
-from bot.runtime import Core, build_core, build_engine
+from bot.runtime import Core, build_engine
 from bot.settings import Settings
 from rag.answering import AnswerRequest
 from rag.citations import Citation, Draft, check
@@ -29,17 +28,6 @@ WORK = "what if they work 20 hours a week?"
 STUDENTS_DOC = "demo_kb/snap-students"
 MOODS = MoodBook()
 CONCISE = MOODS.resolve(None)
-
-
-@pytest.fixture(scope="module")
-def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Core]:
-    """The demo knowledge base, ingested once for the module (the tests only read it)."""
-    folder = tmp_path_factory.mktemp("demo")
-    core = build_core(Settings(_env_file=None, data_dir=folder), folder / "knowledge.sqlite3")  # type: ignore[call-arg]
-    summary = core.ingestor.ingest_paths([demo_kb_path()])
-    assert summary.ingested >= 12
-    yield core
-    core.close()
 
 
 @pytest.fixture(scope="module")

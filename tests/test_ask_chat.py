@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from bot.cli import demo_kb_path, main
+from bot.cli import main
 from bot.commands import HELP
-from bot.runtime import Bot, build_bot, build_core
+from bot.runtime import Bot, build_bot
 from bot.settings import Settings
 from bot.terminal import chat, cli_turn, render
 from bot.turns import Reply, ReplyKind
@@ -25,17 +25,6 @@ from tests.conftest import write
 
 STUDENTS = "Can college students get SNAP?"
 WORK = "what if they work 20 hours a week?"
-
-
-@pytest.fixture(scope="module")
-def demo_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A store with the demo knowledge base, ingested once; each test still has its own conversations file."""
-    folder = tmp_path_factory.mktemp("demo")
-    path = folder / "knowledge.sqlite3"
-    core = build_core(Settings(_env_file=None, data_dir=folder), path)  # type: ignore[call-arg]
-    core.ingestor.ingest_paths([demo_kb_path()])
-    core.close()
-    return path
 
 
 @pytest.fixture

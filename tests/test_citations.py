@@ -9,8 +9,8 @@ from urllib.parse import unquote
 
 import pytest
 
-from rag.citations import Citation, Draft, check, link_to_quote
 from rag.answering import Answerer, AnswerRequest
+from rag.citations import Citation, Draft, check, link_to_quote
 from rag.embedding import WordLlamaEmbedder
 from rag.engine import Engine
 from rag.extractive import ExtractiveAnswerer

@@ -9,7 +9,13 @@ import pytest
 
 from bot.cli import main
 from rag.citations import Citation
-from rag.evaluation import EvalTurn, contains_span, evaluate, ranked_doc_ids, reciprocal_rank
+from rag.evaluation import (
+    EvalTurn,
+    contains_span,
+    evaluate,
+    ranked_doc_ids,
+    reciprocal_rank,
+)
 from rag.models import Chunk, SearchHit, SubChunk
 from tests.conftest import write
 

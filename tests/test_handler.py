@@ -17,7 +17,7 @@ from bot.cli import demo_kb_path
 from bot.commands import HELP, Command, parse_command
 from bot.conversations import AnswerRecord, HistoryTurn, UnknownAnswer
 from bot.handler import MAX_REASON_CHARS, FeedbackError, TurnHandler
-from bot.runtime import Core, build_bot, build_core, build_engine
+from bot.runtime import Core, build_bot, build_engine
 from bot.settings import Settings
 from bot.sqlite_conversations import SQLiteConversationStore
 from bot.turns import Reply, ReplyKind, Turn
@@ -32,15 +32,6 @@ WORK = "what if they work 20 hours a week?"
 LIHEAP = "How do I apply for LIHEAP?"
 FRANCE = "What is the capital of France?"
 MOODS = MoodBook()
-
-
-@pytest.fixture(scope="module")
-def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Core]:
-    folder = tmp_path_factory.mktemp("demo")
-    core = build_core(Settings(_env_file=None, data_dir=folder), folder / "knowledge.sqlite3")  # type: ignore[call-arg]
-    core.ingestor.ingest_paths([demo_kb_path()])
-    yield core
-    core.close()
 
 
 @pytest.fixture(scope="module")

@@ -13,11 +13,10 @@ from pathlib import Path
 import pytest
 from pymongo.errors import AutoReconnect, ServerSelectionTimeoutError, WriteError
 
-from bot.cli import demo_kb_path
 from bot.conversations import AnswerRecord, HistoryTurn, UnknownAnswer
 from bot.handler import FeedbackError, TurnHandler
 from bot.mongo_conversations import HistoryOptional, MongoConversationStore
-from bot.runtime import Core, build_core, build_engine
+from bot.runtime import Core, build_engine
 from bot.settings import Settings
 from bot.turns import ReplyKind, Turn
 from rag.citations import Citation
@@ -117,15 +116,6 @@ def test_ttl_indexes_expire_history_and_events_but_keep_answers_and_feedback(db:
     assert db.raw("history").index_information()["history_ttl"]["expireAfterSeconds"] == 7 * 86400
     assert db.server.commands == [{"collMod": "history", "index": {"name": "history_ttl",
                                                                    "expireAfterSeconds": 7 * 86400}}]
-
-
-@pytest.fixture(scope="module")
-def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Core]:
-    folder = tmp_path_factory.mktemp("demo")
-    core = build_core(Settings(_env_file=None, data_dir=folder), folder / "knowledge.sqlite3")  # type: ignore[call-arg]
-    core.ingestor.ingest_paths([demo_kb_path()])
-    yield core
-    core.close()
 
 
 def slack_turn(text: str, event_id: str) -> Turn:

@@ -18,7 +18,7 @@ import pytest
 from google.genai import types
 from pydantic import SecretStr, ValidationError
 
-from bot.cli import demo_kb_path, main
+from bot.cli import main
 from bot.providers import make_answerer, make_embedder
 from bot.runtime import Core, build_bot, build_core
 from bot.settings import Settings
@@ -92,16 +92,6 @@ def _fresh_fakes(request: pytest.FixtureRequest) -> Iterator[None]:
     yield
     for fake in fakes:
         assert fake.refused == [], fake.refused
-
-
-@pytest.fixture(scope="module")
-def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Core]:
-    """The demo knowledge base with the offline embedder: generation and rerank are tested on it."""
-    folder = tmp_path_factory.mktemp("demo")
-    core = build_core(Settings(_env_file=None, data_dir=folder), folder / "knowledge.sqlite3")  # type: ignore[call-arg]
-    core.ingestor.ingest_paths([demo_kb_path()])
-    yield core
-    core.close()
 
 
 def gemini_engine(core: Core, servers: Sequence[FakeServer], timeout: float = 5.0,

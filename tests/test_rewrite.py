@@ -8,10 +8,10 @@ from collections import Counter
 from bot.cli import demo_kb_path
 from rag.rewrite import (
     MAX_EARLIER_QUESTIONS,
+    CachedTitles,
     Exchange,
     HeuristicRewriter,
     Rewrite,
-    CachedTitles,
     TitleIndex,
     exchanges_from_messages,
     with_standalones,

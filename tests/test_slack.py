@@ -17,6 +17,7 @@ import time
 import uuid
 from collections.abc import Coroutine, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import urlencode
 
@@ -142,11 +143,10 @@ class Harness:
 
 
 @pytest.fixture(scope="module")
-def harness(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Harness]:
-    folder = tmp_path_factory.mktemp("slack")
+def harness(demo_store: Path) -> Iterator[Harness]:
+    folder = demo_store.parent
     settings = Settings(_env_file=None, data_dir=folder)  # type: ignore[call-arg]
-    bot = build_bot(settings, folder / "knowledge.sqlite3", folder / "conversations.sqlite3")
-    bot.core.ingestor.ingest_paths([demo_kb_path()])
+    bot = build_bot(settings, demo_store, folder / "conversations.sqlite3")
     loop = asyncio.new_event_loop()
     thread = threading.Thread(target=loop.run_forever, daemon=True)
     thread.start()

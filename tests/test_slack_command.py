@@ -20,7 +20,7 @@ from pydantic import SecretStr
 from adapters.slack.app import build_slack_app
 from adapters.slack.serve import run_http, run_socket, warn_if_empty
 from adapters.slack.settings import SlackSettings, SlackSettingsError
-from bot.cli import demo_kb_path, main
+from bot.cli import main
 from bot.runtime import Bot, build_bot
 from bot.settings import Settings
 from tests.fake_slack import BOT_USER_ID, TEAM_ID, BackgroundLoop, FakeSlack
@@ -50,11 +50,9 @@ def fake(loop: BackgroundLoop) -> Iterator[FakeSlack]:
 
 
 @pytest.fixture(scope="module")
-def bot(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Bot]:
-    folder = tmp_path_factory.mktemp("slack-command")
-    built = build_bot(Settings(_env_file=None, data_dir=folder), folder / "k.sqlite3",  # type: ignore[call-arg]
-                      folder / "c.sqlite3")
-    built.core.ingestor.ingest_paths([demo_kb_path()])
+def bot(demo_store: Path) -> Iterator[Bot]:
+    folder = demo_store.parent
+    built = build_bot(Settings(_env_file=None, data_dir=folder), demo_store, folder / "c.sqlite3")  # type: ignore[call-arg]
     yield built
     built.close()
 

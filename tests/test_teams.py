@@ -33,8 +33,7 @@ from adapters.teams.agent import (
 from adapters.teams.cards import VERB_HELPFUL, VERB_NOT_HELPFUL
 from adapters.teams.citations import MAX_ABSTRACT_CHARS, shorten
 from adapters.teams.settings import TeamsSettings
-from bot.cli import demo_kb_path
-from bot.runtime import Bot, build_bot, build_core
+from bot.runtime import Bot, build_bot
 from bot.settings import Settings
 from bot.turns import Reply, ReplyKind
 from rag.citations import Citation
@@ -48,21 +47,9 @@ USER_AAD = "6a2c5b8e-1111-2222-3333-444455556666"
 STUDENTS = "Can college students get SNAP?"
 
 
-@pytest.fixture(scope="module")
-def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    folder = tmp_path_factory.mktemp("teams-kb")
-    path = folder / "knowledge.sqlite3"
-    core = build_core(Settings(_env_file=None, data_dir=folder), path)  # type: ignore[call-arg]
-    try:
-        core.ingestor.ingest_paths([demo_kb_path()])
-    finally:
-        core.close()
-    return path
-
-
 @pytest.fixture
-def bot(store: Path, tmp_path: Path) -> Iterator[Bot]:
-    built = build_bot(Settings(_env_file=None, data_dir=tmp_path), store,  # type: ignore[call-arg]
+def bot(demo_store: Path, tmp_path: Path) -> Iterator[Bot]:
+    built = build_bot(Settings(_env_file=None, data_dir=tmp_path), demo_store,  # type: ignore[call-arg]
                       tmp_path / "conversations.sqlite3")
     yield built
     built.close()
