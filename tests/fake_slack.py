@@ -11,10 +11,14 @@ import threading
 import time
 from collections.abc import Coroutine
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import aiohttp
 from aiohttp import web
+
+if TYPE_CHECKING:
+    from adapters.slack.app import SlackApp
+    from bot.runtime import Bot
 
 # Slack refuses a message whose blocks hold more than about 12,000 characters of text in all, with
 # msg_blocks_too_long: a limit the reference pages do not list (slackapi/bolt-js#2509 measured it near 12-13k).
@@ -200,3 +204,41 @@ class BackgroundLoop:
         self.loop.call_soon_threadsafe(self.loop.stop)
         self.thread.join(5)
         self.loop.close()
+
+
+@dataclass
+class ServedApp:
+    """The Slack app of a bot served in HTTP mode on 127.0.0.1, talking to its own fake Web API."""
+
+    fake: FakeSlack
+    slack: SlackApp
+    url: str  # the Request URL Slack would POST events to
+    session: aiohttp.ClientSession
+    runner: web.AppRunner
+
+    async def stop(self) -> None:
+        await self.session.close()
+        await self.runner.cleanup()  # finishes the answers in progress
+        await self.fake.stop()
+
+
+async def serve_http(bot: Bot, signing_secret: str, bot_token: str = "xoxb-test") -> ServedApp:
+    """`navibot slack` in HTTP mode for a test: the real Bolt app behind aiohttp, on the running loop."""
+    from pydantic import SecretStr
+
+    from adapters.slack.app import add_slack_routes, build_slack_app
+    from adapters.slack.settings import SlackSettings
+
+    fake = FakeSlack()
+    await fake.start()
+    settings = SlackSettings(_env_file=None, slack_bot_token=SecretStr(bot_token),  # type: ignore[call-arg]
+                             slack_signing_secret=SecretStr(signing_secret), slack_api_url=fake.api_url)
+    slack = build_slack_app(bot, settings)
+    web_app = web.Application()
+    add_slack_routes(web_app, slack)
+    runner = web.AppRunner(web_app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    return ServedApp(fake, slack, f"http://127.0.0.1:{port}/slack/events", aiohttp.ClientSession(), runner)
