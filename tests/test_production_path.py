@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import re
 import uuid
 from collections.abc import Iterator
@@ -45,6 +46,7 @@ from tests.test_slack import (
     channel,
     conversation_key,
 )
+from tests.test_slack_command import free_port
 from tests.test_teams import (
     USER_AAD,
     actions,
@@ -57,7 +59,8 @@ from tests.test_teams import (
 
 pytestmark = pytest.mark.filterwarnings("ignore:datetime.datetime.utcnow:DeprecationWarning")
 
-URI = "mongodb+srv://navi:Sup3rSecret@cluster0.example.mongodb.net/?retryWrites=true"
+MONGO_HOST = "cluster0.example.mongodb.net"
+URI = f"mongodb+srv://navi:Sup3rSecret@{MONGO_HOST}/?retryWrites=true"
 KEY = "test-key-do-not-log"
 STUDENTS = "Can college students get SNAP?"
 WORK = "what if they work 20 hours a week?"
@@ -88,24 +91,31 @@ class Production:
 
 
 @contextmanager
-def production_bot(folder: Path, gemini: FakeGemini, cohere: FakeCohere,
-                   **settings: str) -> Iterator[tuple[FakeDatabase, Bot]]:
-    """`navibot db init`, then the bot as `navibot slack` / `navibot teams` build it (settings from the
-    environment, no --store), with the demo knowledge base ingested; `settings` adds NAVIBOT_<NAME> values.
-    The database name differs per call: MongoConnection.shared would otherwise hand out the open connection."""
+def production_env(folder: Path, gemini: FakeGemini, cohere: FakeCohere, **settings: str) -> Iterator[FakeDatabase]:
+    """The environment of a production deployment (NAVIBOT_<NAME> values; `settings` adds some), its MongoDB
+    prepared with `navibot db init`. The database name differs per call: MongoConnection.shared would otherwise
+    hand out a connection still open to another test's database."""
     db = FakeDatabase(f"navibot_{uuid.uuid4().hex[:8]}")
     env = {"DATA_DIR": str(folder / "data"), "STORE": "mongodb", "MONGODB_URI": URI, "MONGODB_DATABASE": db.name,
-           "LLM": "gemini", "GEMINI_API_KEYS": KEY,
-           "GEMINI_BASE_URLS": gemini.url, "RERANK": "cohere", "COHERE_API_KEYS": KEY, "COHERE_BASE_URLS": cohere.url,
-           **settings}
+           "LLM": "gemini", "GEMINI_API_KEYS": KEY, "GEMINI_BASE_URLS": gemini.url, "RERANK": "cohere",
+           "COHERE_API_KEYS": KEY, "COHERE_BASE_URLS": cohere.url, **settings}
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(MongoConnection, "open", classmethod(
-            lambda cls, config: cls(AsyncBridge(), db, host="cluster0.example.mongodb.net")))
+            lambda cls, config: cls(AsyncBridge(), db, host=MONGO_HOST)))
         patch.setattr(db_admin, "POLL_SECONDS", 0.01)
         patch.chdir(folder)
         for name, value in env.items():
             patch.setenv(f"NAVIBOT_{name}", value)
         assert main(["db", "init", "--timeout", "5"]) == 0  # the set-up step: collections and search indexes
+        yield db
+
+
+@contextmanager
+def production_bot(folder: Path, gemini: FakeGemini, cohere: FakeCohere,
+                   **settings: str) -> Iterator[tuple[FakeDatabase, Bot]]:
+    """The bot as `navibot slack` / `navibot teams` build it (settings from the environment, no --store), in the
+    production environment, with the demo knowledge base ingested into MongoDB."""
+    with production_env(folder, gemini, cohere, **settings) as db:
         bot = build_bot(Settings())
         try:
             assert bot.core.ingestor.ingest_paths([demo_kb_path()]).ingested >= 12
@@ -313,3 +323,22 @@ def test_gemini_embeddings_fill_and_search_the_mongodb_vector_index(production: 
     assert query.path.endswith(":batchEmbedContents") and answer.path == GENERATE
     assert query.body["requests"][0]["taskType"] == "RETRIEVAL_QUERY"
     assert any("$vectorSearch" in json.dumps(p) for p in db.server.pipelines), "the vector index was searched"
+
+
+# --- `navibot slack` on an empty MongoDB ----------------------------------------------------------------------------
+
+def test_navibot_slack_warns_that_the_mongodb_store_is_empty_naming_it(production: Production, tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch,
+                                                                       caplog: pytest.LogCaptureFixture) -> None:
+    """`navibot slack` warns at start-up when the knowledge store is empty; on MongoDB the warning must name
+    the database, not the SQLite file NAVIBOT_STORE=mongodb does not use. (The Slack API is unreachable here, so
+    the command stops with exit 2 right after the warning.)"""
+    with production_env(tmp_path, production.gemini, production.cohere) as db:
+        monkeypatch.setenv("SLACK_BOT_TOKEN", "xoxb-1")
+        monkeypatch.setenv("SLACK_SIGNING_SECRET", "s")
+        monkeypatch.setenv("SLACK_API_URL", f"http://127.0.0.1:{free_port()}/api/")
+        with caplog.at_level(logging.WARNING, logger="adapters.slack.serve"):
+            assert main(["slack", "--port", str(free_port())]) == 2
+    [warning] = [r.getMessage() for r in caplog.records if "is empty" in r.getMessage()]
+    assert f"MongoDB {MONGO_HOST}/{db.name}" in warning and "sqlite" not in warning, warning
+    assert "Sup3rSecret" not in warning

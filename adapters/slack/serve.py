@@ -30,6 +30,7 @@ from adapters.slack.settings import Mode, SlackSettings, SlackSettingsError
 from bot.errors import UserError
 from bot.runtime import Bot, build_bot
 from bot.settings import Settings
+from bot.stores import store_description
 
 log = logging.getLogger(__name__)
 
@@ -49,7 +50,7 @@ def load_slack_settings(mode: Mode | None) -> tuple[SlackSettings, Mode]:
     return settings, chosen
 
 
-def warn_if_empty(bot: Bot, store: Path) -> None:
+def warn_if_empty(bot: Bot, store: str | Path) -> None:
     if bot.core.store.counts()["chunks"] == 0:
         log.warning("the knowledge store %s is empty: every question will get 'I could not find that'. "
                     "Run `navibot ingest PATH` (or `navibot ingest --demo`) first.", store)
@@ -126,7 +127,7 @@ def serve(args: argparse.Namespace, settings: Settings) -> int:
         raise UserError("--port must be between 1 and 65535")
     bot = build_bot(settings, args.store)
     try:
-        warn_if_empty(bot, args.store or settings.store_path)
+        warn_if_empty(bot, store_description(settings, args.store))  # the file, or the MongoDB host and database
         slack = build_slack_app(bot, slack_settings, mode)
         asyncio.run(run_socket(slack) if mode == "socket" else run_http(slack, args.host, args.port))
     finally:
