@@ -23,15 +23,11 @@ from urllib.parse import urlencode
 
 import aiohttp
 import pytest
-from aiohttp import web
-from pydantic import SecretStr
 
 from adapters.slack.app import (
     APOLOGY,
     NOT_IN_CHANNEL,
     SlackApp,
-    add_slack_routes,
-    build_slack_app,
 )
 from adapters.slack.blocks import (
     ACTION_FEEDBACK,
@@ -43,14 +39,13 @@ from adapters.slack.blocks import (
     VIEW_REASON,
     escape,
 )
-from adapters.slack.settings import SlackSettings
 from bot.cli import demo_kb_path
 from bot.commands import HELP
 from bot.conversations import AnswerRecord
 from bot.runtime import Bot, build_bot
 from bot.settings import Settings
 from rag.citations import Citation
-from tests.fake_slack import BOT_USER_ID, TEAM_ID, Call, FakeSlack
+from tests.fake_slack import BOT_USER_ID, TEAM_ID, Call, FakeSlack, serve_http
 
 SECRET = "8f742231b10e8888abcd99yyyzzz85a5"
 STUDENTS = "Can college students get SNAP?"
@@ -151,31 +146,10 @@ def harness(demo_store: Path) -> Iterator[Harness]:
     thread = threading.Thread(target=loop.run_forever, daemon=True)
     thread.start()
 
-    async def start() -> tuple[FakeSlack, SlackApp, web.AppRunner, str, aiohttp.ClientSession]:
-        fake = FakeSlack()
-        await fake.start()
-        slack_settings = SlackSettings(_env_file=None, slack_bot_token=SecretStr("xoxb-test"),  # type: ignore[call-arg]
-                                       slack_signing_secret=SecretStr(SECRET), slack_api_url=fake.api_url)
-        slack = build_slack_app(bot, slack_settings)
-        web_app = web.Application()
-        add_slack_routes(web_app, slack)
-        runner = web.AppRunner(web_app)
-        await runner.setup()
-        site = web.TCPSite(runner, "127.0.0.1", 0)
-        await site.start()
-        port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-        return fake, slack, runner, f"http://127.0.0.1:{port}/slack/events", aiohttp.ClientSession()
-
-    fake, slack, runner, url, session = asyncio.run_coroutine_threadsafe(start(), loop).result(30)
-    harness = Harness(loop, fake, slack, bot, url, session)
+    served = asyncio.run_coroutine_threadsafe(serve_http(bot, SECRET), loop).result(30)
+    harness = Harness(loop, served.fake, served.slack, bot, served.url, served.session)
     yield harness
-
-    async def stop() -> None:
-        await session.close()
-        await runner.cleanup()
-        await fake.stop()
-
-    harness.run(stop())
+    harness.run(served.stop())
     loop.call_soon_threadsafe(loop.stop)
     thread.join(5)
     bot.close()
