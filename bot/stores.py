@@ -23,8 +23,9 @@ def mongo_config(settings: Settings) -> MongoConfig:
     """Connection settings; a missing URI is a one-line UserError naming the variable to set."""
     uri = settings.mongodb_uri.get_secret_value().strip() if settings.mongodb_uri is not None else ""
     if not uri:
-        raise UserError("NAVIBOT_STORE=mongodb needs NAVIBOT_MONGODB_URI (mongodb+srv://USER:PASSWORD@CLUSTER/ "
-                        "for Atlas, mongodb://localhost:27017/?directConnection=true for mongodb-atlas-local)")
+        raise UserError("NAVIBOT_STORE=mongodb needs NAVIBOT_MONGODB_URI (for Atlas the mongodb+srv:// string from "
+                        "Connect > Drivers, with the user's password; mongodb://localhost:27017/?directConnection=true "
+                        "for mongodb-atlas-local)")
     return MongoConfig(uri=uri, database=settings.mongodb_database,
                        connect_timeout=settings.mongodb_connect_timeout,
                        operation_timeout=settings.mongodb_operation_timeout)

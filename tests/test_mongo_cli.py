@@ -102,9 +102,9 @@ def test_db_needs_the_mongodb_store(capsys: pytest.CaptureFixture[str], monkeypa
     monkeypatch.setenv("NAVIBOT_STORE", "mongodb")
     assert main(["search", "snap"]) == 2
     assert capsys.readouterr().err.strip() == ("navibot: NAVIBOT_STORE=mongodb needs NAVIBOT_MONGODB_URI "
-                                               "(mongodb+srv://USER:PASSWORD@CLUSTER/ for Atlas, "
-                                               "mongodb://localhost:27017/?directConnection=true for "
-                                               "mongodb-atlas-local)")
+                                               "(for Atlas the mongodb+srv:// string from Connect > Drivers, "
+                                               "with the user's password; mongodb://localhost:27017/"
+                                               "?directConnection=true for mongodb-atlas-local)")
 
 
 def test_unreachable_server_names_the_host_not_the_password(capsys: pytest.CaptureFixture[str],
