@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import functools
+import logging
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -68,6 +69,8 @@ def build_engine(core: Core) -> Engine:
                   rerank_candidates=settings.rerank_candidates, turn_deadline_seconds=settings.turn_deadline_seconds)
 
 
+log = logging.getLogger(__name__)
+
 TURN_THREADS = 16  # answers worked out at once per process; more wait their turn (they mostly wait on models)
 
 
@@ -90,6 +93,12 @@ class Bot:
         `asyncio.to_thread` does (a turn's time budget is a context variable)."""
         work = functools.partial(contextvars.copy_context().run, self.handler.handle, turn, mood_override)
         return await asyncio.get_running_loop().run_in_executor(self.turn_threads, work)
+
+    def warn_if_empty(self, where: str) -> None:
+        """Said at start-up by the chat servers: with no knowledge, every question would get the no-answer."""
+        if self.core.store.counts()["chunks"] == 0:
+            log.warning("the knowledge store is empty (%s): every question will get 'I couldn't find this'. "
+                        "Run `navibot ingest PATH` (or `navibot ingest --demo`) first.", where)
 
     def close(self) -> None:
         self.turn_threads.shutdown(wait=True)  # turns under way finish and save before the stores close

@@ -18,7 +18,7 @@ import pytest
 from pydantic import SecretStr
 
 from adapters.slack.app import build_slack_app
-from adapters.slack.serve import run_http, run_socket, warn_if_empty
+from adapters.slack.serve import run_http, run_socket
 from adapters.slack.settings import SlackSettings, SlackSettingsError
 from bot.cli import main
 from bot.runtime import Bot, build_bot
@@ -143,7 +143,7 @@ def test_an_unreachable_api_is_one_line_and_exit_2(monkeypatch: pytest.MonkeyPat
 
 def test_warn_if_empty_is_quiet_on_a_store_with_knowledge(bot: Bot, caplog: pytest.LogCaptureFixture) -> None:
     with caplog.at_level(logging.WARNING):
-        warn_if_empty(bot, Path("k.sqlite3"))
+        bot.warn_if_empty("k.sqlite3")
     assert not caplog.records
 
 

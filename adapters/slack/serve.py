@@ -12,7 +12,6 @@ import logging
 import signal
 import sys
 from contextlib import suppress
-from pathlib import Path
 
 import aiohttp
 from aiohttp import web
@@ -28,7 +27,7 @@ from adapters.slack.app import (
 )
 from adapters.slack.settings import Mode, SlackSettings, SlackSettingsError
 from bot.errors import UserError
-from bot.runtime import Bot, build_bot
+from bot.runtime import build_bot
 from bot.settings import Settings
 from bot.stores import store_description
 
@@ -48,12 +47,6 @@ def load_slack_settings(mode: Mode | None) -> tuple[SlackSettings, Mode]:
     except SlackSettingsError as exc:
         raise UserError(str(exc)) from exc
     return settings, chosen
-
-
-def warn_if_empty(bot: Bot, store: str | Path) -> None:
-    if bot.core.store.counts()["chunks"] == 0:
-        log.warning("the knowledge store %s is empty: every question will get 'I could not find that'. "
-                    "Run `navibot ingest PATH` (or `navibot ingest --demo`) first.", store)
 
 
 async def check_token(slack: SlackApp) -> str:
@@ -127,7 +120,7 @@ def serve(args: argparse.Namespace, settings: Settings) -> int:
         raise UserError("--port must be between 1 and 65535")
     bot = build_bot(settings, args.store)
     try:
-        warn_if_empty(bot, store_description(settings, args.store))  # the file, or the MongoDB host and database
+        bot.warn_if_empty(store_description(settings, args.store))  # the file, or the MongoDB host and database
         slack = build_slack_app(bot, slack_settings, mode)
         asyncio.run(run_socket(slack) if mode == "socket" else run_http(slack, args.host, args.port))
     finally:

@@ -54,6 +54,7 @@ from adapters.teams.settings import TeamsSettings
 from bot.commands import HELP
 from bot.handler import FeedbackError
 from bot.runtime import Bot
+from bot.stores import store_description
 from bot.turns import Reply, ReplyKind, Turn
 from rag.citations import Citation
 
@@ -442,9 +443,7 @@ def add_teams_routes(app: web.Application, bot: Bot, settings: TeamsSettings,
             warnings.simplefilter("ignore")
             app["agent_configuration"] = teams.auth_configuration
         handler = jwt_authorization_decorator(handler)
-    if bot.core.store.counts()["chunks"] == 0:
-        log.warning("Teams: the knowledge store is empty: every question will get 'I couldn't find this'. "
-                    "Run `navibot ingest PATH` (or `navibot ingest --demo`) first.")
+    bot.warn_if_empty(store_description(bot.core.settings))
     app.router.add_post(path, handler)
     app[TEAMS_BOT] = teams
 
