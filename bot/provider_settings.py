@@ -80,20 +80,15 @@ class ProviderSettings(BaseSettings):
     _split_lists = field_validator("gemini_api_keys", "gemini_base_urls", "cohere_api_keys", "cohere_base_urls",
                                    mode="before")(_split)
 
-    @field_validator("gemini_api_keys", mode="after")
+    @field_validator("gemini_api_keys", "cohere_api_keys", mode="after")
     @classmethod
-    def _gemini_needs_key(cls, keys: list[SecretStr], info: ValidationInfo) -> list[SecretStr]:
-        users = [f"NAVIBOT_{name.upper()}=gemini" for name in ("llm", "embedder") if info.data.get(name) == "gemini"]
+    def _keys_for_the_chosen_providers(cls, keys: list[SecretStr], info: ValidationInfo) -> list[SecretStr]:
+        provider = "gemini" if info.field_name == "gemini_api_keys" else "cohere"
+        users = [f"NAVIBOT_{name.upper()}={provider}" for name in ("llm", "embedder", "rerank")
+                 if info.data.get(name) == provider]
         if users and not [k for k in keys if k.get_secret_value().strip()]:
-            raise ValueError(f"{' and '.join(users)} needs at least one Gemini API key (comma-separated)")
-        return keys
-
-    @field_validator("cohere_api_keys", mode="after")
-    @classmethod
-    def _cohere_needs_key(cls, keys: list[SecretStr], info: ValidationInfo) -> list[SecretStr]:
-        users = [f"NAVIBOT_{name.upper()}=cohere" for name in ("embedder", "rerank") if info.data.get(name) == "cohere"]
-        if users and not [k for k in keys if k.get_secret_value().strip()]:
-            raise ValueError(f"{' and '.join(users)} needs at least one Cohere API key (comma-separated)")
+            raise ValueError(f"{' and '.join(users)} needs at least one {provider.capitalize()} API key "
+                             "(comma-separated)")
         return keys
 
     @field_validator("gemini_api_keys", "cohere_api_keys", mode="after")
