@@ -37,6 +37,7 @@ class AnswerRecord:
     mood: str
     citations: list[Citation] = field(default_factory=list)
     created: str = ""
+    latency_ms: float | None = None  # the engine's time for the turn (`navibot stats` reports its median)
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,7 +7,10 @@ Commands, history, moods, the answer engine, saving the turn, feedback. Adapters
 from __future__ import annotations
 
 import logging
+import sqlite3
+import time
 import uuid
+from collections.abc import Callable
 
 from bot.commands import HELP, parse_command
 from bot.conversations import (
@@ -17,6 +20,7 @@ from bot.conversations import (
     HistoryTurn,
     UnknownAnswer,
 )
+from bot.observe import Observers, TurnEvent, current_trace
 from bot.turns import Reply, ReplyKind, Turn
 from rag.engine import Engine
 from rag.moods import MoodBook
@@ -31,28 +35,61 @@ class FeedbackError(ValueError):
     """Feedback that cannot be recorded (unknown answer id, bad reason); the message can be shown as is."""
 
 
+GroupsFor = Callable[[Turn], list[str] | None]  # the access groups a turn's channel may see; None: no limit
+
+
+def error_kind(exc: BaseException) -> str:
+    """The kind of a failed turn, for the metrics: the store (SQLite, MongoDB) or anything else."""
+    if isinstance(exc, sqlite3.Error) or type(exc).__module__.startswith(("pymongo", "bson")):
+        return "store"
+    return "internal"
+
+
 class TurnHandler:
     def __init__(self, engine: Engine, conversations: ConversationStore, moods: MoodBook, history_turns: int = 6,
-                 max_question_chars: int = 4000) -> None:
+                 max_question_chars: int = 4000, observers: Observers | None = None,
+                 groups_for: GroupsFor | None = None) -> None:
         self.engine = engine
         self.conversations = conversations
         self.moods = moods
         self.history_turns = history_turns
         self.max_question_chars = max_question_chars
+        self.observers = observers if observers is not None else Observers()
+        self.groups_for = groups_for
 
     def handle(self, turn: Turn, mood_override: str | None = None) -> Reply:
-        """Never raises: a failure becomes an error reply with a trace id that is also in the log."""
+        """Never raises: a failure becomes an error reply with a trace id that is also in the log. Every turn is
+        reported to the observers (metrics, the per-turn log line) with its trace id."""
+        trace = uuid.uuid4().hex[:12]
+        token = current_trace.set(trace)
+        started = time.perf_counter()
+        groups: list[str] | None = None
+        error: str | None = None
         try:
             if turn.event_id and not self.conversations.claim_event(turn.platform, turn.event_id):
-                return Reply(ReplyKind.DUPLICATE, "")
-            return self._handle(turn, mood_override)
-        except Exception:
-            trace = uuid.uuid4().hex[:12]
+                reply = Reply(ReplyKind.DUPLICATE, "")
+            else:
+                groups = self.groups_for(turn) if self.groups_for is not None else None
+                reply = self._handle(turn, mood_override, groups)
+                if reply.kind is ReplyKind.ERROR:
+                    error = "too_long"
+        except Exception as exc:
+            error = error_kind(exc)
             log.exception("turn failed (trace %s, conversation %s)", trace, turn.conversation_key)
-            return Reply(ReplyKind.ERROR, f"Sorry, something went wrong on my side. Please try again in a moment "
-                                          f"(trace id {trace}).")
+            reply = Reply(ReplyKind.ERROR, f"Sorry, something went wrong on my side. Please try again in a moment "
+                                           f"(trace id {trace}).")
+        finally:
+            current_trace.reset(token)
+        reply.trace_id = trace
+        if "total" not in reply.timings_ms:
+            reply.timings_ms["total"] = (time.perf_counter() - started) * 1000
+        self.observers.turn(TurnEvent(
+            trace_id=trace, platform=turn.platform, kind=reply.kind.value, question=turn.text,
+            timings_ms=dict(reply.timings_ms), fallbacks=list(reply.fallbacks), citations=len(reply.citations),
+            answer_id=reply.answer_id, mood=reply.mood, groups=list(groups or []), error=error))
+        return reply
 
-    def _handle(self, turn: Turn, mood_override: str | None) -> Reply:
+    def _handle(self, turn: Turn, mood_override: str | None, groups: list[str] | None) -> Reply:
         text = turn.text.strip()
         if not text:
             return Reply(ReplyKind.COMMAND, HELP)
@@ -65,7 +102,8 @@ class TurnHandler:
             return self._command(turn, command.name, command.argument)
         mood = self.moods.resolve(mood_override or self.conversations.get_mood(turn.preference_key))
         history = self.conversations.history(turn.conversation_key, self.history_turns)
-        outcome = self.engine.answer(text, [Exchange(h.question, h.answer, h.standalone) for h in history], mood)
+        outcome = self.engine.answer(text, [Exchange(h.question, h.answer, h.standalone) for h in history], mood,
+                                     groups=groups)
         if outcome.kind == "smalltalk":
             return Reply(ReplyKind.COMMAND, outcome.text, mood=mood.name)
         kind = ReplyKind.ANSWER if outcome.kind == "answer" else ReplyKind.NO_ANSWER
@@ -74,13 +112,13 @@ class TurnHandler:
         self.conversations.save_answer(AnswerRecord(
             answer_id=answer_id, conversation_key=turn.conversation_key, platform=turn.platform, user=turn.user,
             question=text, standalone=outcome.standalone, answer=outcome.text, kind=kind.value, mood=mood.name,
-            citations=outcome.citations))
+            citations=outcome.citations, latency_ms=round(outcome.timings_ms.get("total", 0.0), 1)))
         if kind is ReplyKind.ANSWER:  # a no-answer is not context for the next question
             self.conversations.append_turn(turn.conversation_key, HistoryTurn(
                 text, outcome.standalone, outcome.answer, [c.sub_id for c in outcome.citations]),
                 keep=self.history_turns)
-        log.info("turn %s: %s in %.0f ms", answer_id, kind.value, outcome.timings_ms.get("total", 0.0))
-        return Reply(kind, outcome.text, outcome.citations, mood.name, answer_id, outcome.standalone)
+        return Reply(kind, outcome.text, outcome.citations, mood.name, answer_id, outcome.standalone,
+                     timings_ms=dict(outcome.timings_ms), fallbacks=list(outcome.fallbacks))
 
     def _command(self, turn: Turn, name: str, argument: str | None) -> Reply:
         if name == "help":
@@ -108,7 +146,9 @@ class TurnHandler:
             raise FeedbackError(f"The reason is too long ({len(reason):,} characters; at most "
                                 f"{MAX_REASON_CHARS:,}).")
         try:
-            return self.conversations.record_feedback(answer_id, user, helpful, reason)
+            record = self.conversations.record_feedback(answer_id, user, helpful, reason)
         except UnknownAnswer as exc:
             raise FeedbackError("I can't find that answer any more, so the rating was not saved "
                                 f"(answer id {answer_id!r}).") from exc
+        self.observers.feedback(record.platform, helpful)
+        return record

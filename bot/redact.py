@@ -12,6 +12,7 @@ is redacted in full (it only gives the next question its context).
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from bot.conversations import (
     AnswerRecord,
@@ -79,12 +80,9 @@ class RedactingConversationStore:
         return self.inner.claim_event(platform, event_id)
 
     def save_answer(self, record: AnswerRecord) -> None:
-        self.inner.save_answer(AnswerRecord(
-            answer_id=record.answer_id, conversation_key=record.conversation_key, platform=record.platform,
-            user=record.user, question=redact(record.question), standalone=redact(record.standalone),
-            answer=redact(record.answer, "\n".join(c.quote for c in record.citations)), kind=record.kind,
-            mood=record.mood, citations=record.citations,
-            created=record.created))
+        self.inner.save_answer(replace(
+            record, question=redact(record.question), standalone=redact(record.standalone),
+            answer=redact(record.answer, "\n".join(c.quote for c in record.citations))))
 
     def get_answer(self, answer_id: str) -> AnswerRecord | None:
         return self.inner.get_answer(answer_id)

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from bot.conversations import ConversationStore
 from bot.handler import TurnHandler
+from bot.observe import Observers
 from bot.providers import (
     check_store_embedder,
     make_answerer,
@@ -83,6 +84,7 @@ class Bot:
     conversations: ConversationStore
     moods: MoodBook
     handler: TurnHandler
+    observers: Observers  # metrics and the per-turn log line watch every turn (bot/observe.py)
     turn_threads: ThreadPoolExecutor = field(
         default_factory=lambda: ThreadPoolExecutor(TURN_THREADS, thread_name_prefix="navibot-turn"))
 
@@ -115,5 +117,7 @@ def build_bot(settings: Settings, store_path: Path | None = None, conversations_
         core.close()
         raise
     engine = build_engine(core)
-    handler = TurnHandler(engine, conversations, moods, settings.history_turns, settings.max_question_chars)
-    return Bot(core, engine, conversations, moods, handler)
+    observers = Observers()
+    handler = TurnHandler(engine, conversations, moods, settings.history_turns, settings.max_question_chars,
+                          observers=observers)
+    return Bot(core, engine, conversations, moods, handler, observers)

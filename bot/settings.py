@@ -9,12 +9,14 @@ from pydantic_settings import SettingsConfigDict
 
 from bot.mongodb_settings import MongoSettings
 from bot.provider_settings import ProviderSettings
+from bot.server_settings import ServerSettings
 
 
-class Settings(ProviderSettings, MongoSettings):
+class Settings(ProviderSettings, MongoSettings, ServerSettings):
     """Everything an admin can tune without editing code. Secrets are `SecretStr` so that they never show up in
-    logs or reprs. Provider and MongoDB fields live in their own mixins (bot/provider_settings.py,
-    bot/mongodb_settings.py); the chat platforms read their own settings (adapters/*/settings.py)."""
+    logs or reprs. Provider, MongoDB and server fields live in their own mixins (bot/provider_settings.py,
+    bot/mongodb_settings.py, bot/server_settings.py); the chat platforms read their own settings
+    (adapters/*/settings.py)."""
 
     model_config = SettingsConfigDict(env_prefix="NAVIBOT_", env_file=".env", env_file_encoding="utf-8",
                                       extra="ignore")

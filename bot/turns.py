@@ -20,6 +20,7 @@ class Turn:
     user: str
     text: str
     event_id: str | None = None  # the platform's id of the delivery, to answer a redelivered event once
+    team: str = ""  # Teams: the team of a channel conversation (access groups are granted per team); else empty
 
     @property
     def conversation_key(self) -> str:
@@ -47,6 +48,9 @@ class Reply:
     mood: str | None = None
     answer_id: str | None = None  # feedback refers to it; set on answers and no-answers
     standalone_question: str | None = None
+    trace_id: str | None = None  # also in the log line of the turn; shown in error replies
+    timings_ms: dict[str, float] = field(default_factory=dict)  # per stage: rewrite, retrieve, rerank, generate, total
+    fallbacks: list[str] = field(default_factory=list)  # "stage: cause" for each model stage that fell back
 
     def as_dict(self) -> dict[str, Any]:
         data = asdict(self)

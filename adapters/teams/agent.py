@@ -97,12 +97,19 @@ def user_id(activity: Activity) -> str:
     return str(sender.aad_object_id or sender.id or "unknown")
 
 
+def team_id(activity: Activity) -> str:
+    """The team of a channel conversation (channelData.team.id); empty in personal and group chats."""
+    data: dict[str, Any] = activity.channel_data if isinstance(activity.channel_data, dict) else {}
+    team = data.get("team")
+    return str(team.get("id") or "") if isinstance(team, dict) else ""
+
+
 def turn_from_activity(activity: Activity, text: str) -> Turn:
     channel, thread = conversation_ids(activity)
     # Teams message ids are timestamps, unique within a conversation only: scope them to it for redelivery checks.
     event_id = f"{channel}:{activity.id}" if activity.id else None
     return Turn(platform=PLATFORM, workspace=_tenant(activity), channel=channel, thread=thread,
-                user=user_id(activity), text=text, event_id=event_id)
+                user=user_id(activity), text=text, event_id=event_id, team=team_id(activity))
 
 
 def reply_activity(reply: Reply, asked: str | None = None) -> Activity:
