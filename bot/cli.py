@@ -16,10 +16,13 @@ from pydantic import ValidationError
 
 from adapters.slack.command import add_slack_parser
 from adapters.teams.command import add_teams_parser
+from bot.access import AccessError
+from bot.admin_command import add_admin_parsers
 from bot.crawl_command import add_crawl_parser
 from bot.db_command import add_db_parser
 from bot.errors import UserError
 from bot.runtime import Bot, build_bot, build_core, build_engine
+from bot.serve_command import add_serve_parser
 from bot.settings import Settings
 from bot.stores import store_description
 from bot.terminal import ask, chat
@@ -239,6 +242,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_db_parser(sub)
     add_slack_parser(sub)
     add_teams_parser(sub)
+    add_serve_parser(sub)
+    add_admin_parsers(sub)
     return parser
 
 
@@ -255,7 +260,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValidationError as exc:
         problems = "; ".join(f"NAVIBOT_{'_'.join(map(str, e['loc'])).upper()}: {e['msg']}" for e in exc.errors())
         print(f"navibot: invalid setting: {problems}", file=sys.stderr)
-    except (UserError, EmbeddingMismatch, MoodFileError) as exc:
+    except (UserError, EmbeddingMismatch, MoodFileError, AccessError) as exc:
         print(f"navibot: {exc}", file=sys.stderr)
     except RuntimeError as exc:  # store cannot be opened, model files missing: say it plainly
         print(f"navibot: {exc}", file=sys.stderr)

@@ -10,6 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from bot.access import AccessMap
 from bot.conversations import ConversationStore
 from bot.handler import TurnHandler
 from bot.observe import Observers
@@ -109,7 +110,8 @@ class Bot:
 
 
 def build_bot(settings: Settings, store_path: Path | None = None, conversations_path: Path | None = None) -> Bot:
-    moods = MoodBook(settings.moods_file)  # read first: a broken moods file is reported before anything opens
+    moods = MoodBook(settings.moods_file)  # read first: a broken moods file or access map is reported before
+    access = AccessMap(settings.access_groups)  # anything opens
     core = build_core(settings, store_path)
     try:
         conversations = open_conversation_store(settings, conversations_path)
@@ -119,5 +121,5 @@ def build_bot(settings: Settings, store_path: Path | None = None, conversations_
     engine = build_engine(core)
     observers = Observers()
     handler = TurnHandler(engine, conversations, moods, settings.history_turns, settings.max_question_chars,
-                          observers=observers)
+                          observers=observers, groups_for=access.groups_for)
     return Bot(core, engine, conversations, moods, handler, observers)

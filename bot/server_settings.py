@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Literal
+import json
+from typing import Annotated, Any, Literal
 
-from pydantic import Field
-from pydantic_settings import BaseSettings
+from pydantic import Field, field_validator
+from pydantic_settings import BaseSettings, NoDecode
 
 
 class ServerSettings(BaseSettings):
@@ -20,8 +21,22 @@ class ServerSettings(BaseSettings):
     log_questions: bool = Field(
         default=False, description="Put the question text (redacted when NAVIBOT_REDACT_PII is on) in the "
                                    "per-turn log line. Off: the log says what happened, not what was asked.")
-    access_groups: dict[str, list[str]] = Field(
+    access_groups: Annotated[dict[str, list[str]], NoDecode] = Field(
         default_factory=dict,
         description='Which access groups a chat may see, as JSON: {"slack:C0123ABC": ["medicaid-staff"], '
                     '"teams:19:abc@thread.tacv2": ["supervisors"]}. Keys are slack:<channel id> and '
                     "teams:<team id>. Every chat sees the group `all`; a chat with no entry sees only `all`.")
+
+    @field_validator("access_groups", mode="before")
+    @classmethod
+    def _json(cls, value: Any) -> Any:
+        """Parsed here rather than by pydantic-settings, whose error for bad JSON names no variable."""
+        if isinstance(value, str):
+            if not value.strip():
+                return {}
+            try:
+                return json.loads(value)
+            except json.JSONDecodeError as exc:
+                raise ValueError(f'must be JSON like {{"slack:C0123ABC": ["medicaid-staff"]}} ({exc.msg} at '
+                                 f"character {exc.pos})") from None
+        return value
