@@ -1,0 +1,146 @@
+"""The Prometheus metrics: counts per platform and kind, cumulative histograms, escaping, thread safety, and the
+exposition text parsed back line by line."""
+
+from __future__ import annotations
+
+import re
+import threading
+
+from bot.metrics import CONTENT_TYPE, STAGE_BUCKETS, Metrics, escape_label
+from bot.observe import Observers, TurnEvent
+
+# name{labels} value  -- label values may hold escaped quotes, backslashes and newlines
+_SAMPLE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{((?:[a-zA-Z_]\w*="(?:[^"\\]|\\.)*",?)*)\})? (\S+)$')
+_LABEL = re.compile(r'([a-zA-Z_]\w*)="((?:[^"\\]|\\.)*)"')
+
+
+def _unescape(value: str) -> str:
+    return re.sub(r"\\(.)", lambda m: "\n" if m[1] == "n" else m[1], value)
+
+
+def parse(text: str) -> tuple[dict[tuple[str, frozenset[tuple[str, str]]], float], dict[str, str]]:
+    """Samples keyed by (name, labels) and the declared TYPE of each family; fails on any malformed line."""
+    samples: dict[tuple[str, frozenset[tuple[str, str]]], float] = {}
+    types: dict[str, str] = {}
+    assert text.endswith("\n")
+    for line in text.splitlines():
+        if line.startswith("# TYPE "):
+            _, _, name, kind = line.split(" ")
+            types[name] = kind
+            continue
+        if line.startswith("# HELP "):
+            continue
+        match = _SAMPLE.match(line)
+        assert match, f"malformed line: {line!r}"
+        labels = frozenset((k, _unescape(v)) for k, v in _LABEL.findall(match[2] or ""))
+        key = (match[1], labels)
+        assert key not in samples, f"duplicate series: {line!r}"
+        samples[key] = float(match[3])
+    return samples, types
+
+
+def value(samples: dict, name: str, **labels: str) -> float:  # type: ignore[type-arg]
+    return samples[(name, frozenset(labels.items()))]
+
+
+def event(kind: str, platform: str = "slack", error: str | None = None, fallbacks: list[str] | None = None,
+          total: float = 120.0) -> TurnEvent:
+    timings = {"rewrite": 3.0, "retrieve": 7.0, "generate": 80.0, "total": total}
+    return TurnEvent("abc123abc123", platform, kind, "question?", timings, fallbacks or [], error=error)
+
+
+def test_an_idle_server_shows_zeros() -> None:
+    samples, types = parse(Metrics().render())
+    assert types["navibot_questions_total"] == "counter"
+    assert types["navibot_stage_seconds"] == "histogram"
+    assert value(samples, "navibot_questions_total", platform="slack") == 0
+    assert value(samples, "navibot_feedback_total", platform="teams", rating="down") == 0
+    assert value(samples, "navibot_stage_seconds_count", stage="generate") == 0
+    assert value(samples, "navibot_stage_seconds_bucket", stage="total", le="+Inf") == 0
+    assert CONTENT_TYPE == "text/plain; version=0.0.4; charset=utf-8"
+
+
+def test_counts_after_some_turns() -> None:
+    metrics = Metrics()
+    observers = Observers([metrics])
+    observers.turn(event("answer", fallbacks=["generate: gemini 503", "rerank: timeout"]))
+    observers.turn(event("answer", "teams"))
+    observers.turn(event("no_answer"))
+    observers.turn(event("error", error="store"))
+    observers.turn(event("error", error="too_long"))  # not a question
+    observers.turn(event("command"))
+    observers.turn(event("duplicate"))
+    observers.feedback("slack", True)
+    observers.feedback("slack", False)
+    observers.feedback("slack", False)
+    observers.error("slack_api", "slack")
+    samples, _ = parse(metrics.render())
+    assert value(samples, "navibot_questions_total", platform="slack") == 3
+    assert value(samples, "navibot_questions_total", platform="teams") == 1
+    assert value(samples, "navibot_answers_total", platform="slack") == 1
+    assert value(samples, "navibot_answers_total", platform="teams") == 1
+    assert value(samples, "navibot_no_answers_total", platform="slack") == 1
+    assert value(samples, "navibot_feedback_total", platform="slack", rating="up") == 1
+    assert value(samples, "navibot_feedback_total", platform="slack", rating="down") == 2
+    assert value(samples, "navibot_errors_total", kind="store", platform="slack") == 1
+    assert value(samples, "navibot_errors_total", kind="too_long", platform="slack") == 1
+    assert value(samples, "navibot_errors_total", kind="slack_api", platform="slack") == 1
+    assert value(samples, "navibot_fallbacks_total", stage="generate") == 1
+    assert value(samples, "navibot_fallbacks_total", stage="rerank") == 1
+    # Stage timings only for the 4 questions; 0.12 s each in "total".
+    assert value(samples, "navibot_stage_seconds_count", stage="total") == 4
+    assert abs(value(samples, "navibot_stage_seconds_sum", stage="total") - 0.48) < 1e-9
+    assert value(samples, "navibot_stage_seconds_count", stage="rerank") == 0
+
+
+def test_histogram_buckets_are_cumulative_and_monotonic() -> None:
+    metrics = Metrics()
+    for total_ms in (1.0, 4.0, 30.0, 700.0, 2_000.0, 45_000.0):
+        metrics.turn(event("answer", total=total_ms))
+    samples, _ = parse(metrics.render())
+    bounds = [*(repr(b) if not float(b).is_integer() else str(int(b)) for b in STAGE_BUCKETS), "+Inf"]
+    counts = [value(samples, "navibot_stage_seconds_bucket", stage="total", le=b) for b in bounds]
+    assert counts == sorted(counts)
+    assert value(samples, "navibot_stage_seconds_bucket", stage="total", le="0.005") == 2
+    assert value(samples, "navibot_stage_seconds_bucket", stage="total", le="0.05") == 3
+    assert value(samples, "navibot_stage_seconds_bucket", stage="total", le="1") == 4
+    assert value(samples, "navibot_stage_seconds_bucket", stage="total", le="30") == 5  # 45 s is past every bound
+    assert counts[-1] == 6 == value(samples, "navibot_stage_seconds_count", stage="total")
+
+
+def test_label_values_are_escaped() -> None:
+    odd = 'we"ird\\kind\nline'
+    assert escape_label(odd) == 'we\\"ird\\\\kind\\nline'
+    metrics = Metrics()
+    metrics.error(odd, "slack")
+    text = metrics.render()
+    assert 'kind="we\\"ird\\\\kind\\nline"' in text
+    samples, _ = parse(text)
+    assert value(samples, "navibot_errors_total", kind=odd, platform="slack") == 1
+
+
+def test_threads_adding_at_once_lose_nothing() -> None:
+    metrics = Metrics()
+    start = threading.Barrier(16)
+
+    def work() -> None:
+        start.wait()
+        for _ in range(250):
+            metrics.turn(event("answer"))
+            metrics.feedback("teams", True)
+
+    threads = [threading.Thread(target=work) for _ in range(16)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    samples, _ = parse(metrics.render())
+    assert value(samples, "navibot_answers_total", platform="slack") == 4000
+    assert value(samples, "navibot_feedback_total", platform="teams", rating="up") == 4000
+    assert value(samples, "navibot_stage_seconds_count", stage="generate") == 4000
+
+
+def test_process_memory_is_reported() -> None:
+    samples, types = parse(Metrics().render())
+    assert types["process_resident_memory_bytes"] == "gauge"
+    assert value(samples, "process_resident_memory_bytes") > 1_000_000
