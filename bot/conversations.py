@@ -6,7 +6,9 @@ Every write is durable when the method returns, so a reply is never sent for a t
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any, Protocol
 
 from rag.citations import Citation
@@ -82,8 +84,14 @@ class ConversationStore(Protocol):
         """Insert or update (one rating per user and answer); raises UnknownAnswer."""
         ...
 
-    def feedback(self, answer_id: str | None = None) -> list[FeedbackRecord]:
-        """All feedback (or that of one answer), oldest first, with the answer it rates."""
+    def answers(self, since: datetime | None = None) -> Iterator[AnswerRecord]:
+        """Every saved answer and no-answer (since a time, if given), oldest first; read lazily, a page at a time,
+        so `navibot stats` on a year of questions never holds them all."""
+        ...
+
+    def feedback(self, answer_id: str | None = None, since: datetime | None = None) -> list[FeedbackRecord]:
+        """All feedback (or that of one answer, or given or changed since a time), oldest first, with the answer
+        it rates."""
         ...
 
     def close(self) -> None: ...

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
@@ -39,6 +39,7 @@ T = TypeVar("T")
 HISTORY, PREFERENCES, EVENTS, ANSWERS, FEEDBACK = "history", "preferences", "events", "answers", "feedback"
 HISTORY_TTL, EVENTS_TTL = "history_ttl", "events_ttl"
 _OPTIONS_CONFLICT = (85, 86)  # IndexOptionsConflict, IndexKeySpecsConflict
+PAGE = 500  # answers read per round trip when iterating (an export never holds a month in one list)
 
 
 def _now() -> datetime:
@@ -49,6 +50,18 @@ def _iso(moment: datetime) -> str:
     return moment.isoformat(timespec="milliseconds")
 
 
+def _utc(moment: datetime) -> datetime:
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+
+
+def _answer(row: dict[str, Any]) -> AnswerRecord:
+    return AnswerRecord(answer_id=row["_id"], conversation_key=row["conversation_key"], platform=row["platform"],
+                        user=row["user"], question=row["question"], standalone=row["standalone"],
+                        answer=row["answer"], kind=row["kind"], mood=row["mood"],
+                        citations=[Citation(**c) for c in row["citations"]], created=row["created"],
+                        latency_ms=row.get("latency_ms"))  # absent in answers saved by older versions
+
+
 async def ensure_conversation_indexes(db: AsyncDatabase[dict[str, Any]], history_ttl_days: int,
                                       event_ttl_hours: int) -> None:
     """Create the indexes; a changed TTL updates the existing index in place (collMod) instead of failing."""
@@ -56,6 +69,8 @@ async def ensure_conversation_indexes(db: AsyncDatabase[dict[str, Any]], history
     await db[EVENTS].create_index([("platform", 1), ("event_id", 1)], unique=True, name="events_unique")
     await db[FEEDBACK].create_index([("answer_id", 1), ("user", 1)], unique=True, name="feedback_unique")
     await db[FEEDBACK].create_index("created", name="feedback_by_time")
+    await db[FEEDBACK].create_index("updated", name="feedback_by_update")  # `navibot feedback export --since`
+    await db[ANSWERS].create_index([("created", 1), ("_id", 1)], name="answers_by_time")  # `navibot stats`
     for collection, name, seconds in ((HISTORY, HISTORY_TTL, history_ttl_days * 86400),
                                       (EVENTS, EVENTS_TTL, event_ttl_hours * 3600)):
         try:
@@ -108,16 +123,19 @@ class AsyncMongoConversations:
             "_id": record.answer_id, "conversation_key": record.conversation_key, "platform": record.platform,
             "user": record.user, "question": record.question, "standalone": record.standalone,
             "answer": record.answer, "kind": record.kind, "mood": record.mood,
-            "citations": [c.as_dict() for c in record.citations], "created": created})
+            "citations": [c.as_dict() for c in record.citations], "created": created,
+            "latency_ms": record.latency_ms})
 
     async def get_answer(self, answer_id: str) -> AnswerRecord | None:
         row = await self.db[ANSWERS].find_one({"_id": answer_id})
-        if row is None:
-            return None
-        return AnswerRecord(answer_id=row["_id"], conversation_key=row["conversation_key"], platform=row["platform"],
-                            user=row["user"], question=row["question"], standalone=row["standalone"],
-                            answer=row["answer"], kind=row["kind"], mood=row["mood"],
-                            citations=[Citation(**c) for c in row["citations"]], created=row["created"])
+        return None if row is None else _answer(row)
+
+    async def answers_page(self, after: tuple[str, str], limit: int) -> list[AnswerRecord]:
+        """Up to `limit` answers after (created, id) in that order: `answers()` walks them a page at a time."""
+        created, answer_id = after
+        where = {"$or": [{"created": {"$gt": created}}, {"created": created, "_id": {"$gt": answer_id}}]}
+        rows = await self.db[ANSWERS].find(where).sort([("created", 1), ("_id", 1)]).limit(limit).to_list(None)
+        return [_answer(row) for row in rows]
 
     async def record_feedback(self, answer_id: str, user: str, helpful: bool, reason: str | None) -> FeedbackRecord:
         if await self.db[ANSWERS].find_one({"_id": answer_id}, {"_id": 1}) is None:
@@ -129,8 +147,10 @@ class AsyncMongoConversations:
             upsert=True)
         return next(f for f in await self.feedback(answer_id) if f.user == user)
 
-    async def feedback(self, answer_id: str | None = None) -> list[FeedbackRecord]:
-        where = {} if answer_id is None else {"answer_id": answer_id}
+    async def feedback(self, answer_id: str | None = None, since: datetime | None = None) -> list[FeedbackRecord]:
+        where: dict[str, Any] = {} if answer_id is None else {"answer_id": answer_id}
+        if since is not None:  # a rating counts from when it was last given (a changed rating is given anew)
+            where["updated"] = {"$gte": _iso(_utc(since))}
         rows = await self.db[FEEDBACK].find(where).sort([("created", 1), ("_id", 1)]).to_list(None)
         ids = sorted({r["answer_id"] for r in rows})
         answers = {a["_id"]: a for a in await self.db[ANSWERS].find({"_id": {"$in": ids}}).to_list(None)} if ids else {}
@@ -187,8 +207,18 @@ class MongoConversationStore:
     def record_feedback(self, answer_id: str, user: str, helpful: bool, reason: str | None) -> FeedbackRecord:
         return self.connection.run(self.aio.record_feedback(answer_id, user, helpful, reason))
 
-    def feedback(self, answer_id: str | None = None) -> list[FeedbackRecord]:
-        return self.connection.run(self.aio.feedback(answer_id))
+    def answers(self, since: datetime | None = None) -> Iterator[AnswerRecord]:
+        """Answers (and no-answers) saved at or after `since`, oldest first, read a page at a time."""
+        after = ("", "") if since is None else (_iso(_utc(since)), "")
+        while True:
+            page = self.connection.run(self.aio.answers_page(after, PAGE))
+            yield from page
+            if len(page) < PAGE:
+                return
+            after = (page[-1].created, page[-1].answer_id)
+
+    def feedback(self, answer_id: str | None = None, since: datetime | None = None) -> list[FeedbackRecord]:
+        return self.connection.run(self.aio.feedback(answer_id, since))
 
     def close(self) -> None:
         if not self._closed:  # a shared connection counts its users: close it once
@@ -264,8 +294,11 @@ class HistoryOptional:
             raise FeedbackError("I can't save the rating right now (the conversation store cannot be reached); "
                                 "please try again in a moment.") from exc
 
-    def feedback(self, answer_id: str | None = None) -> list[FeedbackRecord]:
-        return self.inner.feedback(answer_id)
+    def answers(self, since: datetime | None = None) -> Iterator[AnswerRecord]:
+        return self.inner.answers(since)
+
+    def feedback(self, answer_id: str | None = None, since: datetime | None = None) -> list[FeedbackRecord]:
+        return self.inner.feedback(answer_id, since)
 
     def close(self) -> None:
         self.inner.close()

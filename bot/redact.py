@@ -12,7 +12,9 @@ is redacted in full (it only gives the next question its context).
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import replace
+from datetime import datetime
 
 from bot.conversations import (
     AnswerRecord,
@@ -90,8 +92,11 @@ class RedactingConversationStore:
     def record_feedback(self, answer_id: str, user: str, helpful: bool, reason: str | None) -> FeedbackRecord:
         return self.inner.record_feedback(answer_id, user, helpful, redact(reason) if reason else reason)
 
-    def feedback(self, answer_id: str | None = None) -> list[FeedbackRecord]:
-        return self.inner.feedback(answer_id)
+    def answers(self, since: datetime | None = None) -> Iterator[AnswerRecord]:
+        return self.inner.answers(since)
+
+    def feedback(self, answer_id: str | None = None, since: datetime | None = None) -> list[FeedbackRecord]:
+        return self.inner.feedback(answer_id, since)
 
     def close(self) -> None:
         self.inner.close()

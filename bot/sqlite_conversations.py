@@ -9,8 +9,10 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from bot.conversations import AnswerRecord, FeedbackRecord, HistoryTurn, UnknownAnswer
 from rag.citations import Citation
@@ -48,7 +50,8 @@ CREATE TABLE IF NOT EXISTS answers (
     kind TEXT NOT NULL,
     mood TEXT NOT NULL,
     citations TEXT NOT NULL,
-    created TEXT NOT NULL
+    created TEXT NOT NULL,
+    latency_ms REAL
 );
 CREATE TABLE IF NOT EXISTS feedback (
     answer_id TEXT NOT NULL REFERENCES answers(answer_id),
@@ -60,10 +63,31 @@ CREATE TABLE IF NOT EXISTS feedback (
     PRIMARY KEY (answer_id, user)
 );
 """
+# After the tables exist (and old files have been upgraded): the admin commands read answers and feedback by time.
+INDEXES = """
+CREATE INDEX IF NOT EXISTS answers_by_time ON answers(created, answer_id);
+CREATE INDEX IF NOT EXISTS feedback_by_time ON feedback(updated);
+"""
+PAGE = 500  # rows read per query when iterating answers: the lock is never held for a whole export
+ANSWER_COLUMNS = ("answer_id, conversation_key, platform, user, question, standalone, answer, kind, mood, citations,"
+                  " created, latency_ms")
+
+
+def stamp(moment: datetime) -> str:
+    """The stored form of a time: ISO 8601 in UTC with milliseconds, so that text order is time order."""
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC).isoformat(timespec="milliseconds")
 
 
 def now() -> str:
-    return datetime.now(UTC).isoformat(timespec="milliseconds")
+    return stamp(datetime.now(UTC))
+
+
+def _answer(row: tuple[Any, ...]) -> AnswerRecord:
+    return AnswerRecord(answer_id=row[0], conversation_key=row[1], platform=row[2], user=row[3], question=row[4],
+                        standalone=row[5], answer=row[6], kind=row[7], mood=row[8],
+                        citations=[Citation(**c) for c in json.loads(row[9])], created=row[10], latency_ms=row[11])
 
 
 class SQLiteConversationStore:
@@ -76,9 +100,17 @@ class SQLiteConversationStore:
             self._db.execute("PRAGMA synchronous=FULL")
             self._db.execute("PRAGMA foreign_keys=ON")
             self._db.executescript(SCHEMA)
+            self._upgrade()
+            self._db.executescript(INDEXES)
         except (OSError, sqlite3.Error) as exc:
             raise RuntimeError(f"cannot open the conversation store {path}: {exc}") from exc
         self._lock = threading.Lock()  # one connection shared by the adapters' threads
+
+    def _upgrade(self) -> None:
+        """Files written by older versions lack columns added since: add them (existing rows read as NULL)."""
+        columns = {row[1] for row in self._db.execute("PRAGMA table_info(answers)")}
+        if "latency_ms" not in columns:
+            self._db.execute("ALTER TABLE answers ADD COLUMN latency_ms REAL")
 
     def _write(self, sql: str, params: tuple[object, ...]) -> sqlite3.Cursor:
         with self._lock:
@@ -129,22 +161,30 @@ class SQLiteConversationStore:
 
     def save_answer(self, record: AnswerRecord) -> None:
         self._write(
-            "INSERT INTO answers(answer_id, conversation_key, platform, user, question, standalone, answer, kind,"
-            " mood, citations, created) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            f"INSERT INTO answers({ANSWER_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (record.answer_id, record.conversation_key, record.platform, record.user, record.question,
              record.standalone, record.answer, record.kind, record.mood,
-             json.dumps([c.as_dict() for c in record.citations], ensure_ascii=False), record.created or now()))
+             json.dumps([c.as_dict() for c in record.citations], ensure_ascii=False), record.created or now(),
+             record.latency_ms))
 
     def get_answer(self, answer_id: str) -> AnswerRecord | None:
         with self._lock:
-            row = self._db.execute(
-                "SELECT answer_id, conversation_key, platform, user, question, standalone, answer, kind, mood,"
-                " citations, created FROM answers WHERE answer_id = ?", (answer_id,)).fetchone()
-        if row is None:
-            return None
-        return AnswerRecord(answer_id=row[0], conversation_key=row[1], platform=row[2], user=row[3], question=row[4],
-                            standalone=row[5], answer=row[6], kind=row[7], mood=row[8],
-                            citations=[Citation(**c) for c in json.loads(row[9])], created=row[10])
+            row = self._db.execute(f"SELECT {ANSWER_COLUMNS} FROM answers WHERE answer_id = ?",
+                                   (answer_id,)).fetchone()
+        return None if row is None else _answer(row)
+
+    def answers(self, since: datetime | None = None) -> Iterator[AnswerRecord]:
+        """Answers (and no-answers) saved at or after `since`, oldest first, read a page at a time."""
+        after = ("", "") if since is None else (stamp(since), "")
+        while True:
+            with self._lock:
+                rows = self._db.execute(
+                    f"SELECT {ANSWER_COLUMNS} FROM answers WHERE (created, answer_id) > (?, ?)"
+                    " ORDER BY created, answer_id LIMIT ?", (*after, PAGE)).fetchall()
+            yield from (_answer(row) for row in rows)
+            if len(rows) < PAGE:
+                return
+            after = (rows[-1][10], rows[-1][0])
 
     def record_feedback(self, answer_id: str, user: str, helpful: bool, reason: str | None) -> FeedbackRecord:
         stamp = now()
@@ -158,12 +198,14 @@ class SQLiteConversationStore:
                 (answer_id, user, int(helpful), reason, stamp, stamp))
         return next(f for f in self.feedback(answer_id) if f.user == user)
 
-    def feedback(self, answer_id: str | None = None) -> list[FeedbackRecord]:
+    def feedback(self, answer_id: str | None = None, since: datetime | None = None) -> list[FeedbackRecord]:
         sql = ("SELECT f.answer_id, f.user, f.helpful, f.reason, a.question, a.standalone, a.answer, a.citations,"
-               " a.platform, f.created, f.updated FROM feedback f JOIN answers a USING (answer_id)")
+               " a.platform, f.created, f.updated FROM feedback f JOIN answers a USING (answer_id) WHERE 1")
         params: tuple[object, ...] = ()
         if answer_id is not None:
-            sql, params = sql + " WHERE f.answer_id = ?", (answer_id,)
+            sql, params = sql + " AND f.answer_id = ?", (*params, answer_id)
+        if since is not None:  # a rating counts from when it was last given (a changed rating is given anew)
+            sql, params = sql + " AND f.updated >= ?", (*params, stamp(since))
         with self._lock:
             rows = self._db.execute(sql + " ORDER BY f.created", params).fetchall()
         return [FeedbackRecord(r[0], r[1], bool(r[2]), r[3], r[4], r[5], r[6], json.loads(r[7]), r[8], r[9], r[10])
