@@ -1,16 +1,35 @@
 """`navibot feedback export` and `navibot stats`: what an admin asks of the conversation store
-(registered by bot/cli.py).
+(registered by bot/cli.py; the figures and rows are computed in bot/admin_report.py).
 
-Work in progress in this commit: the parsers are final, the commands are being built (issue 8).
+Both read the configured conversation store (SQLite, or MongoDB with NAVIBOT_STORE=mongodb). Questions, answers
+and reasons are exported as stored: redacted when NAVIBOT_REDACT_PII was on when they were saved.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import json
+import os
+import sqlite3
+import sys
+import tempfile
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TextIO
 
+from bot.admin_report import (
+    compute_stats,
+    export_rows,
+    parse_since,
+    stats_text,
+    write_csv,
+    write_jsonl,
+)
+from bot.conversations import ConversationStore
 from bot.errors import UserError
 from bot.settings import Settings
+from bot.stores import open_conversation_store
 
 
 def add_admin_parsers(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -29,9 +48,80 @@ def add_admin_parsers(subparsers: argparse._SubParsersAction[argparse.ArgumentPa
     stats.set_defaults(func=cmd_stats)
 
 
+@contextlib.contextmanager
+def _store(settings: Settings) -> Iterator[ConversationStore]:
+    """The configured conversation store; a store that fails while being read is one line, not a traceback."""
+    store = open_conversation_store(settings)
+    try:
+        yield store
+    except sqlite3.Error as exc:
+        raise UserError(f"the conversation store {settings.conversations_path} failed: {exc}") from exc
+    except Exception as exc:
+        if type(exc).__module__.startswith(("pymongo", "bson")):  # lost mid-read (pymongo is imported lazily)
+            raise UserError(f"the conversation store on MongoDB failed: {type(exc).__name__}: {exc}") from exc
+        raise
+    finally:
+        store.close()
+
+
+def _check_out(path: Path) -> None:
+    """Said before anything is read: a folder that does not exist, or a path that is a folder."""
+    if path.is_dir():
+        raise UserError(f"--out {path}: is a folder; give a file name")
+    if not path.parent.is_dir():
+        raise UserError(f"--out {path}: the folder {path.parent} does not exist")
+
+
+def _write_atomically(path: Path, write: Callable[[TextIO], int]) -> int:
+    """Written beside the target and renamed over it: a failed export never leaves half a file (or clobbers the
+    last good one)."""
+    try:
+        fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent)
+    except OSError as exc:
+        raise UserError(f"--out {path}: cannot write there ({exc.strerror})") from exc
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as out:
+            count = write(out)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(temp, path)
+    except OSError as exc:
+        raise UserError(f"--out {path}: cannot write there ({exc.strerror})") from exc
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temp)
+    return count
+
+
+def _redaction_note(settings: Settings) -> str:
+    if settings.redact_pii:
+        return ("personal data (SSNs, phone numbers, e-mails, dates of birth) was redacted when the text was stored "
+                "(NAVIBOT_REDACT_PII is on)")
+    return "NAVIBOT_REDACT_PII is off: questions and reasons are exported as typed"
+
+
 def cmd_feedback_export(args: argparse.Namespace, settings: Settings) -> int:
-    raise UserError("navibot feedback export is not built yet")
+    since = parse_since(args.since)
+    if args.out is not None:
+        _check_out(args.out)
+    writer = write_csv if args.format == "csv" else write_jsonl
+    with _store(settings) as store:
+        rows = export_rows(store, since)
+        if args.out is None:
+            count = writer(rows, sys.stdout)
+            where = "standard output"
+        else:
+            count = _write_atomically(args.out, lambda out: writer(rows, out))
+            where = str(args.out)
+    print(f"feedback export: {count:,} rating{'s' if count != 1 else ''}"
+          + (f" since {since.date().isoformat()}" if since else "") + f" -> {where} ({args.format}); "
+          + _redaction_note(settings), file=sys.stderr)
+    return 0
 
 
 def cmd_stats(args: argparse.Namespace, settings: Settings) -> int:
-    raise UserError("navibot stats is not built yet")
+    since = parse_since(args.since)
+    with _store(settings) as store:
+        stats = compute_stats(store, since)
+    print(json.dumps(stats.as_dict(), indent=2) if args.json else stats_text(stats))
+    return 0
