@@ -29,6 +29,7 @@ from bot.admin_report import (
 from bot.conversations import ConversationStore
 from bot.errors import UserError
 from bot.settings import Settings
+from bot.sqlite_conversations import SQLiteConversationStore
 from bot.stores import open_conversation_store
 
 
@@ -51,7 +52,11 @@ def add_admin_parsers(subparsers: argparse._SubParsersAction[argparse.ArgumentPa
 @contextlib.contextmanager
 def _store(settings: Settings) -> Iterator[ConversationStore]:
     """The configured conversation store; a store that fails while being read is one line, not a traceback."""
-    store = open_conversation_store(settings)
+    store: ConversationStore
+    if settings.store != "mongodb" and not settings.conversations_path.exists():
+        store = SQLiteConversationStore(":memory:")  # nothing asked yet: report that, without creating the file
+    else:
+        store = open_conversation_store(settings)
     try:
         yield store
     except sqlite3.Error as exc:

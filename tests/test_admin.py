@@ -1,0 +1,390 @@
+"""`navibot stats` and `navibot feedback export`, and the store queries under them (answers by time, feedback by
+time, answer latency), on SQLite (including a file from before latency was stored) and the MongoDB facade."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import sqlite3
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bot import mongo_conversations, sqlite_conversations
+from bot.admin_report import compute_stats, defuse, parse_since, stats_text
+from bot.cli import main
+from bot.conversations import AnswerRecord, ConversationStore
+from bot.errors import UserError
+from bot.mongo_conversations import MongoConversationStore
+from bot.redact import RedactingConversationStore
+from bot.settings import Settings
+from bot.sqlite_conversations import SQLiteConversationStore
+from rag.citations import Citation
+from rag.mongo.bridge import AsyncBridge
+from rag.mongo.connection import MongoConnection
+from tests.mongo_fake import FakeDatabase
+
+pytestmark = pytest.mark.filterwarnings("ignore:datetime.datetime.utcnow:DeprecationWarning")
+
+QUOTE = Citation(1, "snap-students", "snap-students::0", "snap-students::0.1", "SNAP for college students",
+                 ["Students", "Exemptions"], "https://www.fns.usda.gov/snap/students#exemptions", None,
+                 "A student can still get SNAP if one of these applies.")
+
+
+def answer(answer_id: str, created: str, kind: str = "answer", latency: float | None = 100.0,
+           question: str = "Can students get SNAP?", answer_text: str = "Yes, with an exemption [1].",
+           platform: str = "slack") -> AnswerRecord:
+    return AnswerRecord(answer_id, f"{platform}:T:C:1", platform, "U1", question, question, answer_text, kind,
+                        "concise", [QUOTE] if kind == "answer" else [], created, latency)
+
+
+# ------------------------------------------------------------------------------------------------ the stores
+
+
+@contextmanager
+def sqlite_store(folder: Path) -> Iterator[SQLiteConversationStore]:
+    store = SQLiteConversationStore(folder / "conversations.sqlite3")
+    yield store
+    store.close()
+
+
+@contextmanager
+def mongo_store(folder: Path) -> Iterator[MongoConversationStore]:
+    store = MongoConversationStore(MongoConnection(AsyncBridge(), FakeDatabase()))
+    yield store
+    store.close()
+
+
+def age_rating(store: ConversationStore, answer_id: str, when: str) -> None:
+    """Backdate a rating (the stores stamp ratings with the current time)."""
+    if isinstance(store, SQLiteConversationStore):
+        store._db.execute("UPDATE feedback SET created = ?, updated = ? WHERE answer_id = ?", (when, when, answer_id))
+    else:
+        assert isinstance(store, MongoConversationStore)
+        db: Any = store.connection.db
+        db.raw("feedback").update_many({"answer_id": answer_id}, {"$set": {"created": when, "updated": when}})
+
+
+STORES = [pytest.param(sqlite_store, id="sqlite"), pytest.param(mongo_store, id="mongodb")]
+Opener = Callable[[Path], Any]
+
+
+@pytest.mark.parametrize("opener", STORES)
+def test_latency_is_saved_and_answers_iterate_oldest_first_from_since(opener: Opener, tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    # Pages of 3 rows, and several answers in the same millisecond: the page boundary must neither skip nor repeat.
+    monkeypatch.setattr(sqlite_conversations, "PAGE", 3)
+    monkeypatch.setattr(mongo_conversations, "PAGE", 3)
+    with opener(tmp_path) as store:
+        same = "2026-03-02T10:00:00.000+00:00"
+        for n in range(7):
+            store.save_answer(answer(f"b{n}", same, latency=10.0 * n))
+        store.save_answer(answer("a0", "2026-03-01T23:59:59.999+00:00", kind="no_answer", latency=None))
+        store.save_answer(answer("c0", "2026-03-05T08:00:00.000+00:00", latency=812.5))
+        got = store.get_answer("c0")
+        assert got is not None and got.latency_ms == 812.5 and got.citations == [QUOTE]
+        assert store.get_answer("a0").latency_ms is None  # type: ignore[union-attr]
+        assert [a.answer_id for a in store.answers()] == ["a0", *(f"b{n}" for n in range(7)), "c0"]
+        since = datetime(2026, 3, 2, tzinfo=UTC)
+        assert [a.answer_id for a in store.answers(since)] == [*(f"b{n}" for n in range(7)), "c0"]
+        assert [a.latency_ms for a in store.answers(datetime(2026, 3, 3, tzinfo=UTC))] == [812.5]
+        assert list(store.answers(datetime(2026, 3, 6, tzinfo=UTC))) == []
+
+
+@pytest.mark.parametrize("opener", STORES)
+def test_feedback_since_counts_from_the_last_time_a_rating_was_given(opener: Opener, tmp_path: Path) -> None:
+    with opener(tmp_path) as store:
+        store.save_answer(answer("old", "2026-02-01T09:00:00.000+00:00"))
+        store.save_answer(answer("new", "2026-03-01T09:00:00.000+00:00"))
+        store.record_feedback("old", "U1", False, "wrong program")
+        store.record_feedback("new", "U2", True, None)
+        age_rating(store, "old", "2026-02-02T09:00:00.000+00:00")
+        age_rating(store, "new", "2026-03-02T09:00:00.000+00:00")
+        assert [f.answer_id for f in store.feedback()] == ["old", "new"]
+        assert [f.answer_id for f in store.feedback(since=datetime(2026, 3, 1, tzinfo=UTC))] == ["new"]
+        assert store.feedback("old", since=datetime(2026, 3, 1, tzinfo=UTC)) == []
+        store.record_feedback("old", "U1", True, "on second thought")  # changed today: given anew
+        assert [f.reason for f in store.feedback(since=datetime(2026, 3, 1, tzinfo=UTC))] == ["on second thought",
+                                                                                             None]
+
+
+OLD_ANSWERS = """
+CREATE TABLE answers (
+    answer_id TEXT PRIMARY KEY, conversation_key TEXT NOT NULL, platform TEXT NOT NULL, user TEXT NOT NULL,
+    question TEXT NOT NULL, standalone TEXT NOT NULL, answer TEXT NOT NULL, kind TEXT NOT NULL, mood TEXT NOT NULL,
+    citations TEXT NOT NULL, created TEXT NOT NULL
+);
+CREATE TABLE feedback (
+    answer_id TEXT NOT NULL REFERENCES answers(answer_id), user TEXT NOT NULL, helpful INTEGER NOT NULL,
+    reason TEXT, created TEXT NOT NULL, updated TEXT NOT NULL, PRIMARY KEY (answer_id, user)
+);
+INSERT INTO answers VALUES ('old1', 'slack:T:C:1', 'slack', 'U1', 'q?', 'q?', 'a.', 'answer', 'concise', '[]',
+                            '2025-12-01T10:00:00.000+00:00');
+INSERT INTO feedback VALUES ('old1', 'U1', 1, NULL, '2025-12-01T10:01:00.000+00:00', '2025-12-01T10:01:00.000+00:00');
+"""
+
+
+def test_a_sqlite_file_from_before_latency_was_stored_keeps_working(tmp_path: Path) -> None:
+    path = tmp_path / "conversations.sqlite3"
+    with sqlite3.connect(path) as old:  # the answers and feedback tables as the previous version created them
+        old.executescript(OLD_ANSWERS)
+    old.close()
+    store = SQLiteConversationStore(path)
+    try:
+        assert store.get_answer("old1").latency_ms is None  # type: ignore[union-attr]
+        store.save_answer(answer("new1", "2026-01-01T10:00:00.000+00:00", latency=250.0))
+        assert [(a.answer_id, a.latency_ms) for a in store.answers()] == [("old1", None), ("new1", 250.0)]
+        assert [f.answer_id for f in store.feedback()] == ["old1"]
+    finally:
+        store.close()
+    reopened = SQLiteConversationStore(path)  # upgraded once: opening it again changes nothing
+    try:
+        assert reopened.get_answer("new1").latency_ms == 250.0  # type: ignore[union-attr]
+    finally:
+        reopened.close()
+
+
+def test_an_answer_saved_on_mongodb_by_an_older_version_has_no_latency(tmp_path: Path) -> None:
+    with mongo_store(tmp_path) as store:
+        store.save_answer(answer("x", "2026-01-01T10:00:00.000+00:00", latency=5.0))
+        db: Any = store.connection.db
+        db.raw("answers").update_one({"_id": "x"}, {"$unset": {"latency_ms": ""}})
+        assert [a.latency_ms for a in store.answers()] == [None]
+        assert "answers_by_time" in db.raw("answers").index_information()
+
+
+def test_the_redacting_wrapper_passes_the_admin_queries_through(tmp_path: Path) -> None:
+    with sqlite_store(tmp_path) as inner:
+        store = RedactingConversationStore(inner)
+        store.save_answer(answer("r1", "2026-03-01T09:00:00.000+00:00", question="my SSN is 123-45-6789, eligible?"))
+        store.record_feedback("r1", "U1", False, "call me at 555-123-4567")
+        [saved] = store.answers(datetime(2026, 3, 1, tzinfo=UTC))
+        assert saved.question == "my SSN is [ssn], eligible?"
+        [rating] = store.feedback(since=datetime(2026, 1, 1, tzinfo=UTC))
+        assert rating.reason == "call me at [phone]"
+
+
+def test_the_handler_saves_the_engine_time_of_each_answer(tmp_path: Path, demo_store: Path) -> None:
+    from bot.runtime import build_bot
+    from bot.turns import Turn
+
+    bot = build_bot(Settings(_env_file=None, data_dir=tmp_path), demo_store,  # type: ignore[call-arg]
+                    tmp_path / "conversations.sqlite3")
+    try:
+        reply = bot.handler.handle(Turn("slack", "T", "C", "1", "U1", "Can college students get SNAP?", None))
+        saved = bot.conversations.get_answer(reply.answer_id or "")
+        assert saved is not None and saved.latency_ms is not None
+        assert saved.latency_ms == round(reply.timings_ms["total"], 1) > 0
+    finally:
+        bot.close()
+
+
+# ------------------------------------------------------------------------------------------------ stats
+
+
+def test_parse_since() -> None:
+    assert parse_since(None) is None
+    assert parse_since("2026-03-02") == datetime(2026, 3, 2, tzinfo=UTC)
+    for bad in ("2026-13-01", "yesterday", "20260302", "2026-3-2", ""):
+        with pytest.raises(UserError, match="YYYY-MM-DD"):
+            parse_since(bad)
+
+
+def fill(store: ConversationStore) -> None:
+    """Day 1: 3 questions (2 answered); day 2: 1 no-answer. Ratings: 2 up and 1 down on day 1's answers."""
+    store.save_answer(answer("d1a", "2026-03-01T09:00:00.000+00:00", latency=100.0))
+    store.save_answer(answer("d1b", "2026-03-01T10:00:00.000+00:00", latency=300.0))
+    store.save_answer(answer("d1c", "2026-03-01T23:59:59.999+00:00", kind="no_answer", latency=200.0))
+    store.save_answer(answer("d2a", "2026-03-02T00:00:00.000+00:00", kind="no_answer", latency=None))
+    store.record_feedback("d1a", "U1", True, None)
+    store.record_feedback("d1a", "U2", False, "missed the work-study rule")
+    store.record_feedback("d1b", "U1", True, None)
+
+
+@pytest.mark.parametrize("opener", STORES)
+def test_stats_figures(opener: Opener, tmp_path: Path) -> None:
+    with opener(tmp_path) as store:
+        assert compute_stats(store).questions == 0
+        fill(store)
+        stats = compute_stats(store)
+        assert [(d.day, d.questions, d.answered, d.not_answered) for d in stats.days] == [
+            ("2026-03-01", 3, 2, 1), ("2026-03-02", 1, 0, 1)]
+        data = stats.as_dict()
+        assert (data["questions"], data["answer_rate"], data["no_answer_rate"]) == (4, 0.5, 0.5)
+        assert (data["helpful"], data["ratings"], data["rated_answers"], data["helpful_rate"]) == (2, 3, 2, 0.6667)
+        assert (stats.timed, stats.latency_median_ms, stats.latency_p95_ms) == (3, 200.0, 300.0)
+        later = compute_stats(store, datetime(2026, 3, 2, tzinfo=UTC))
+        assert (later.questions, later.not_answered, later.ratings, later.timed) == (1, 1, 0, 0)
+        text = stats_text(later)
+        assert "helpful rate    no ratings yet" in text and "latency         not recorded" in text
+
+
+def test_stats_text_table(tmp_path: Path) -> None:
+    with sqlite_store(tmp_path) as store:
+        fill(store)
+        text = stats_text(compute_stats(store))
+    assert text.splitlines()[:5] == [
+        "Questions per day (UTC)",
+        "day          questions   answered  not answered",
+        "2026-03-01           3          2             1",
+        "2026-03-02           1          0             1",
+        "total                4          2             2"]
+    assert "answer rate     50.0% (2 of 4)" in text
+    assert "helpful rate    66.7% (2 of 3) ratings, on 2 rated answers" in text
+    assert "latency         median 200 ms, p95 300 ms (1 older answers have no time recorded)" in text
+
+
+def conversations_file(settings: Settings | None = None) -> Path:
+    return (settings or Settings()).conversations_path
+
+
+def test_navibot_stats_on_an_empty_store_and_with_data(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["stats"]) == 0
+    assert capsys.readouterr().out.strip() == "No questions yet."
+    assert not conversations_file().exists()  # asking for figures creates nothing
+    store = SQLiteConversationStore(conversations_file())
+    fill(store)
+    store.close()
+    assert main(["stats", "--since", "2026-03-05"]) == 0
+    assert capsys.readouterr().out.strip() == "No questions since 2026-03-05 yet."
+    assert main(["stats"]) == 0
+    assert "total                4          2             2" in capsys.readouterr().out
+    assert main(["stats", "--json", "--since", "2026-03-01"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert (data["since"], data["questions"], data["latency_median_ms"], data["helpful_rate"]) == (
+        "2026-03-01", 4, 200.0, 0.6667)
+
+
+def test_navibot_stats_bad_since_is_one_line_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["stats", "--since", "03/01/2026"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--since '03/01/2026'" in err and "YYYY-MM-DD" in err
+
+
+@contextmanager
+def mongodb_settings(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeDatabase]:
+    """NAVIBOT_STORE=mongodb with the connection opened on the mongomock facade."""
+    db = FakeDatabase(f"navibot_{uuid.uuid4().hex[:8]}")  # MongoConnection.shared is keyed by database name
+    monkeypatch.setattr(MongoConnection, "open", classmethod(lambda cls, config: cls(AsyncBridge(), db)))
+    monkeypatch.setenv("NAVIBOT_STORE", "mongodb")
+    monkeypatch.setenv("NAVIBOT_MONGODB_URI", "mongodb://localhost:27017/?directConnection=true")
+    monkeypatch.setenv("NAVIBOT_MONGODB_DATABASE", db.name)
+    yield db
+
+
+def test_navibot_stats_and_export_on_mongodb(monkeypatch: pytest.MonkeyPatch,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    with mongodb_settings(monkeypatch) as db:
+        assert main(["stats"]) == 0
+        assert capsys.readouterr().out.strip() == "No questions yet."
+        store = MongoConversationStore(MongoConnection(AsyncBridge(), db))
+        fill(store)
+        store.close()
+        assert main(["stats", "--json"]) == 0
+        data = json.loads(capsys.readouterr().out)
+        assert (data["questions"], data["answered"], data["ratings"], data["latency_p95_ms"]) == (4, 2, 3, 300.0)
+        assert main(["feedback", "export", "--format", "jsonl"]) == 0
+        rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+        assert [r["rating"] for r in rows] == ["helpful", "not helpful", "helpful"]
+        assert not conversations_file().exists()  # MongoDB was read, not a stray SQLite file
+
+
+# ------------------------------------------------------------------------------------------------ feedback export
+
+TRICKY_QUESTION = 'Is "work study", at 20 hrs/week,\nenough?'
+
+
+def tricky(store: ConversationStore) -> None:
+    store.save_answer(answer("t1", "2026-03-01T09:00:00.000+00:00", question=TRICKY_QUESTION,
+                             answer_text="-20 hours is the line [1]."))
+    store.save_answer(answer("t2", "2026-03-01T10:00:00.000+00:00", kind="no_answer", platform="teams",
+                             answer_text="I couldn't find this."))
+    store.record_feedback("t1", "U1", True, "=HYPERLINK(\"http://evil\",\"click\")")
+    store.record_feedback("t2", "U2", False, "@SUM(1+1) and, a comma")
+
+
+def test_defuse() -> None:
+    assert [defuse(t) for t in ("=1+1", "+1", "-2", "@A1", "\t=1", "ok", "", "1-2")] == [
+        "'=1+1", "'+1", "'-2", "'@A1", "'\t=1", "ok", "", "1-2"]
+
+
+def test_export_csv_to_stdout_survives_commas_quotes_newlines_and_formulas(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    store = SQLiteConversationStore(conversations_file())
+    tricky(store)
+    store.close()
+    assert main(["feedback", "export"]) == 0
+    captured = capsys.readouterr()
+    rows = list(csv.DictReader(io.StringIO(captured.out, newline="")))
+    assert [r["question"] for r in rows] == [TRICKY_QUESTION, "Can students get SNAP?"]
+    assert rows[0]["reason"] == "'=HYPERLINK(\"http://evil\",\"click\")"  # shown as text, never run
+    assert rows[0]["answer"] == "'-20 hours is the line [1]."
+    assert rows[1]["reason"] == "'@SUM(1+1) and, a comma"
+    assert [(r["rating"], r["platform"]) for r in rows] == [("helpful", "slack"), ("not helpful", "teams")]
+    assert rows[0]["citations"] == ("[1] SNAP for college students › Students › Exemptions — "
+                                    "https://www.fns.usda.gov/snap/students#exemptions")
+    assert rows[1]["citations"] == ""
+    assert datetime.fromisoformat(rows[0]["time"]).utcoffset() is not None  # ISO 8601 with its UTC offset
+    assert "2 ratings -> standard output (csv)" in captured.err and "NAVIBOT_REDACT_PII is on" in captured.err
+
+
+def test_export_jsonl_to_a_file_keeps_the_text_and_the_citation_dicts(tmp_path: Path,
+                                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    store = SQLiteConversationStore(conversations_file())
+    tricky(store)
+    store.close()
+    out = tmp_path / "feedback.jsonl"
+    out.write_text("the previous export\n")
+    assert main(["feedback", "export", "--format", "jsonl", "--out", str(out)]) == 0
+    assert capsys.readouterr().out == ""
+    rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert rows[0]["reason"] == "=HYPERLINK(\"http://evil\",\"click\")"  # JSON Lines: exactly as stored
+    assert rows[0]["question"] == TRICKY_QUESTION
+    assert rows[0]["citations"] == [QUOTE.as_dict()]
+    assert set(rows[0]) == {"time", "platform", "rating", "reason", "question", "answer", "citations"}
+    assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".part")] == []
+
+
+def test_export_since(capsys: pytest.CaptureFixture[str]) -> None:
+    store = SQLiteConversationStore(conversations_file())
+    tricky(store)
+    age_rating(store, "t1", "2026-02-01T00:00:00.000+00:00")
+    store.close()
+    assert main(["feedback", "export", "--since", "2026-02-02", "--format", "jsonl"]) == 0
+    captured = capsys.readouterr()
+    assert [json.loads(line)["question"] for line in captured.out.splitlines()] == ["Can students get SNAP?"]
+    assert "1 rating since 2026-02-02" in captured.err
+
+
+def test_export_bad_out_or_since_is_one_line_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    for argv, message in ((["--out", str(tmp_path / "missing" / "f.csv")], "does not exist"),
+                          (["--out", str(tmp_path)], "is a folder"),
+                          (["--since", "last week"], "YYYY-MM-DD")):
+        assert main(["feedback", "export", *argv]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and message in err and "Traceback" not in err
+
+
+def test_a_failed_export_leaves_the_last_good_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    store = SQLiteConversationStore(conversations_file())
+    tricky(store)
+    store.close()
+    out = tmp_path / "feedback.csv"
+    out.write_text("the previous export\n")
+
+    def full_disk(rows: Any, stream: Any) -> int:
+        stream.write("half a row")
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr("bot.admin_command.write_csv", full_disk)
+    assert main(["feedback", "export", "--out", str(out)]) == 2
+    assert "No space left on device" in capsys.readouterr().err
+    assert out.read_text() == "the previous export\n"
+    assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".part")] == []  # the partial file is gone
