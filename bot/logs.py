@@ -1,0 +1,171 @@
+"""Where log lines go and what they look like: text for a person at a terminal, JSON (one object per line) for a
+log collector, with personal data redacted and secrets masked before anything is written.
+
+`configure_logging` installs one handler on the root logger, writing to stderr. Every line passes through
+`clean()`: known secret shapes are always masked (a library's error message may quote a URL with `?key=` or a
+MongoDB URI with its password), and with `NAVIBOT_REDACT_PII` on (the default) SSN-like numbers, phone numbers,
+e-mail addresses and dates of birth are replaced as in the conversation store (bot/redact.py).
+
+In JSON each line carries time (ISO 8601, UTC), level, logger, message, the trace id of the turn under way
+(`bot.observe.current_trace`) and any structured fields given with `extra={...}`; a traceback is one `exc` field.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import sys
+from datetime import UTC, datetime
+from typing import Any, Literal, TextIO
+
+from pydantic import ValidationError
+
+from bot.observe import current_trace
+from bot.redact import redact
+from bot.settings import Settings
+
+LogFormat = Literal["json", "text"]
+TEXT_FORMAT = "%(levelname)s %(name)s: %(message)s"
+SERVER_COMMANDS = ("serve", "slack", "teams")  # long-running: their INFO lines (one per turn) are shown
+
+_MASK = "***"
+# Secret shapes masked in every line, whatever the PII setting. Each keeps its prefix so the line still says
+# what was there.
+_SECRETS: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"\bxox[abeoprs]-[A-Za-z0-9-]+"), "xox*-" + _MASK),  # Slack bot/user/refresh tokens
+    (re.compile(r"\bxapp-[A-Za-z0-9-]+"), "xapp-" + _MASK),  # Slack app-level token (Socket Mode)
+    (re.compile(r"\bAIza[0-9A-Za-z_-]{20,}"), "AIza" + _MASK),  # Google API keys
+    (re.compile(r"(?i)\b(authorization[\"']?\s*[:=]\s*[\"']?(?:(?:bearer|basic|token)\s+)?)[^\s\"',;}]+"),
+     rf"\1{_MASK}"),
+    (re.compile(r"(?i)\b(bearer\s+)[A-Za-z0-9._~+/=-]{8,}"), rf"\1{_MASK}"),
+    (re.compile(r"(?i)\b((?:api[_-]?)?key|token|access_token|client_secret|secret|password|passwd|pwd|signature|sig)"
+                r"([\"']?\s*[=:]\s*[\"']?)([^\s&\"',;}]+)"), rf"\1\2{_MASK}"),
+    (re.compile(r"(?i)\b(mongodb(?:\+srv)?://[^:/@\s]*:)[^@\s]+@"), rf"\1{_MASK}@"),  # user:PASSWORD@host
+    (re.compile(r"(?i)\b(https?://[^:/@\s]*:)[^@\s/]+@"), rf"\1{_MASK}@"),  # a proxy URL's password
+)
+
+
+def mask_secrets(text: str) -> str:
+    """The text with tokens, keys and URI passwords replaced by ***."""
+    for pattern, replacement in _SECRETS:
+        text = pattern.sub(replacement, text)
+    return text
+
+
+# The attributes every LogRecord has; anything else on a record came from `extra={...}`.
+_STANDARD = set(logging.LogRecord("", 0, "", 0, "", None, None).__dict__) | {"message", "asctime", "taskName"}
+
+
+class _Cleaner:
+    def __init__(self, redact_pii: bool) -> None:
+        self.redact_pii = redact_pii
+
+    def clean(self, text: str) -> str:
+        text = mask_secrets(text)
+        return redact(text) if self.redact_pii else text
+
+
+class JsonFormatter(logging.Formatter):
+    """One JSON object per line; newlines inside the message or the traceback are escaped by JSON itself."""
+
+    def __init__(self, redact_pii: bool = True) -> None:
+        super().__init__()
+        self.cleaner = _Cleaner(redact_pii)
+
+    def format(self, record: logging.LogRecord) -> str:
+        clean = self.cleaner.clean
+        line: dict[str, Any] = {
+            "time": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds")
+                            .replace("+00:00", "Z"),
+            "level": record.levelname,
+            "logger": record.name,
+            "message": clean(record.getMessage()),
+        }
+        trace = getattr(record, "trace_id", None) or current_trace.get()
+        if trace:
+            line["trace_id"] = trace
+        for name, value in record.__dict__.items():
+            if name not in _STANDARD and name not in line and not name.startswith("_"):
+                # Structured fields are written by our code (ids, kinds, timings); a string among them is still
+                # masked, in case a caller passes an exception's text.
+                line[name] = mask_secrets(value) if isinstance(value, str) else value
+        if record.exc_info:
+            line["exc"] = clean(self.formatException(record.exc_info))
+        elif record.exc_text:
+            line["exc"] = clean(record.exc_text)
+        if record.stack_info:
+            line["stack"] = clean(self.formatStack(record.stack_info))
+        return json.dumps(line, ensure_ascii=False, default=str)
+
+
+class TextFormatter(logging.Formatter):
+    """`LEVEL logger: message`, with the traceback (if any) on the following lines, cleaned like JSON."""
+
+    def __init__(self, redact_pii: bool = True) -> None:
+        super().__init__(TEXT_FORMAT)
+        self.cleaner = _Cleaner(redact_pii)
+
+    def format(self, record: logging.LogRecord) -> str:
+        return self.cleaner.clean(super().format(record))
+
+
+class _StderrHandler(logging.StreamHandler):  # type: ignore[type-arg]
+    """Writes to whatever sys.stderr is at the time of writing (not the one at start-up), unless given a stream."""
+
+    def __init__(self, stream: TextIO | None = None) -> None:
+        self._fixed = stream
+        super().__init__(stream)
+
+    @property  # type: ignore[override]
+    def stream(self) -> TextIO:
+        return self._fixed if self._fixed is not None else sys.stderr
+
+    @stream.setter
+    def stream(self, value: TextIO) -> None:  # logging.StreamHandler assigns it; our property decides
+        pass
+
+
+_OURS = "navibot"
+
+
+def configure_logging(fmt: LogFormat, verbose: bool, redact_pii: bool, *, level: int | None = None,
+                      stream: TextIO | None = None) -> None:
+    """Log to stderr (or `stream`) in `fmt`. Level: DEBUG with `verbose`, else `level` (WARNING by default).
+
+    Calling it again replaces the handler it installed before (a command may reconfigure after reading its
+    settings). When the root logger already has handlers installed by someone else (an application embedding
+    the bot, the test runner), they are left alone and nothing is added, as `logging.basicConfig` does, unless
+    `stream` is given."""
+    root = logging.getLogger()
+    for handler in list(root.handlers):
+        if handler.get_name() == _OURS:
+            root.removeHandler(handler)
+    if root.handlers and stream is None:
+        return
+    handler = _StderrHandler(stream)
+    handler.set_name(_OURS)
+    handler.setFormatter(JsonFormatter(redact_pii) if fmt == "json" else TextFormatter(redact_pii))
+    root.addHandler(handler)
+    root.setLevel(logging.DEBUG if verbose else (level if level is not None else logging.WARNING))
+
+
+def resolve_format(log_format: str, command: str | None) -> LogFormat:
+    """NAVIBOT_LOG_FORMAT for a command: "auto" is JSON for `navibot serve`, text for every other command."""
+    if log_format in ("json", "text"):
+        return log_format  # type: ignore[return-value]
+    return "json" if command == "serve" else "text"
+
+
+def configure_cli_logging(command: str | None, verbose: bool) -> None:
+    """Logging for a `navibot` command, before its settings are validated: the format and PII choice are read
+    from the settings when they are valid, and default (auto, redacted) when not, so that the command can then
+    report the bad setting in its one-line error. Server commands log at INFO (one line per turn)."""
+    log_format, redact_pii = "auto", True
+    try:
+        settings = Settings()
+        log_format, redact_pii = settings.log_format, settings.redact_pii
+    except (ValidationError, ValueError, OSError):
+        pass
+    configure_logging(resolve_format(log_format, command), verbose, redact_pii,
+                      level=logging.INFO if command in SERVER_COMMANDS else logging.WARNING)
