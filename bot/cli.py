@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import logging
 import sys
 import tempfile
 import textwrap
@@ -21,6 +20,7 @@ from bot.admin_command import add_admin_parsers
 from bot.crawl_command import add_crawl_parser
 from bot.db_command import add_db_parser
 from bot.errors import UserError
+from bot.logs import configure_cli_logging
 from bot.runtime import Bot, build_bot, build_core, build_engine
 from bot.serve_command import add_serve_parser
 from bot.settings import Settings
@@ -250,8 +250,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING,
-                        format="%(levelname)s %(name)s: %(message)s")
+    configure_cli_logging(args.command, args.verbose)  # before the settings are read: see bot/logs.py
     try:
         settings = Settings()
         if getattr(args, "k", None) is not None and args.k < 1:

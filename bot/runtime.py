@@ -23,6 +23,7 @@ from bot.providers import (
 )
 from bot.settings import Settings
 from bot.stores import open_conversation_store, open_knowledge_store
+from bot.turn_log import TurnLog
 from bot.turns import Reply, Turn
 from rag.chunking import Chunker
 from rag.embedding import Embedder
@@ -119,7 +120,7 @@ def build_bot(settings: Settings, store_path: Path | None = None, conversations_
         core.close()
         raise
     engine = build_engine(core)
-    observers = Observers()
+    observers = Observers([TurnLog(settings)])  # the per-turn log line; `navibot serve` adds Metrics
     handler = TurnHandler(engine, conversations, moods, settings.history_turns, settings.max_question_chars,
                           observers=observers, groups_for=access.groups_for)
     return Bot(core, engine, conversations, moods, handler, observers)
