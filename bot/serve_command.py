@@ -1,15 +1,23 @@
 """`navibot serve`: one server for Slack and Teams, with /healthz and /metrics (registered by bot/cli.py).
 
-Work in progress in this commit: the parser is final, the server is being built (issue 8).
+The server itself is bot/server.py; this module reads the settings, builds the bot and runs it. It imports the
+server (slack-bolt, the Agents SDK) only when the command runs: every `navibot` command registers this one.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+from pydantic import ValidationError
 
 from bot.errors import UserError
 from bot.settings import Settings
+
+if TYPE_CHECKING:
+    from adapters.slack.settings import SlackSettings
 
 
 def add_serve_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -23,5 +31,36 @@ def add_serve_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPar
     serve.set_defaults(func=cmd_serve)
 
 
+def load_slack_settings() -> SlackSettings:
+    from adapters.slack.settings import SlackSettings
+
+    try:
+        return SlackSettings()
+    except ValidationError as exc:  # bot.cli would name these NAVIBOT_*: Slack's settings have Slack's names
+        problems = "; ".join(f"{'_'.join(map(str, e['loc'])).upper()}: {e['msg']}" for e in exc.errors())
+        raise UserError(f"invalid Slack setting: {problems}") from exc
+
+
 def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
-    raise UserError("navibot serve is not built yet")
+    from adapters.teams.settings import load_teams_settings
+    from bot.runtime import build_bot
+    from bot.server import build_server_app, choose_platforms, run
+    from bot.stores import store_description
+
+    host = args.host if args.host is not None else settings.host
+    port = args.port if args.port is not None else settings.port
+    if not 1 <= port <= 65535:
+        raise UserError("--port must be between 1 and 65535")
+    slack_settings = load_slack_settings()
+    teams_settings = load_teams_settings()
+    platforms = choose_platforms(slack_settings, teams_settings)  # before the bot is built: a quick refusal
+    bot = build_bot(settings, args.store)
+    try:
+        if not platforms.teams:  # the Teams routes say it themselves
+            bot.warn_if_empty(store_description(settings, args.store))
+        app = build_server_app(bot, settings, slack_settings, teams_settings)
+        asyncio.run(run(app, host, port))
+    finally:
+        bot.close()  # turn threads finish and save before the stores close
+    return 0
+

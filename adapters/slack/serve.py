@@ -81,14 +81,19 @@ async def run_http(slack: SlackApp, host: str, port: int) -> None:
         await runner.cleanup()  # runs on_shutdown: answers in progress are finished first
 
 
-async def run_socket(slack: SlackApp) -> None:
-    who = await check_token(slack)
+async def check_app_token(slack: SlackApp) -> None:
+    """Checked once before connecting: the Socket Mode client itself retries a refused token forever."""
     app_token = slack.settings.slack_app_token.get_secret_value() if slack.settings.slack_app_token else ""
-    try:  # checked once here: the Socket Mode client itself retries a refused token forever
+    try:
         await slack.client.apps_connections_open(app_token=app_token)
     except SlackApiError as exc:
         raise UserError(f"Slack refused SLACK_APP_TOKEN ({exc.response.get('error')}); create an App-Level Token "
                         "with the connections:write scope on the app's Basic Information page") from exc
+
+
+async def run_socket(slack: SlackApp) -> None:
+    who = await check_token(slack)
+    await check_app_token(slack)
     handler = socket_mode_handler(slack, slack.settings)
     await handler.connect_async()
     print(f"navibot slack: {who}, Socket Mode, connected (Ctrl-C to stop)", file=sys.stderr)

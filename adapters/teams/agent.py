@@ -320,6 +320,11 @@ class TeamsBot:
 
         task.add_done_callback(done)
 
+    @property
+    def pending(self) -> int:
+        """Turns acknowledged and still being answered."""
+        return len(self._pending)
+
     async def drain(self, timeout: float = 15.0) -> None:
         """Lets the turns under way finish (at shutdown), then cancels what is left."""
         if self._pending:

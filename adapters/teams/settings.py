@@ -31,6 +31,10 @@ class TeamsSettings(BaseSettings):
     host: str | None = Field(default=None, description="Interface `navibot teams` listens on (default: 0.0.0.0 "
                                                        "with credentials, 127.0.0.1 in anonymous mode).")
     port: int = Field(default=3978, ge=1, le=65535, description="Port of `navibot teams` (POST /api/messages).")
+    allow_anonymous: bool = Field(
+        default=False, description="`navibot serve` only: mount Teams without credentials (local anonymous mode). "
+                                   "Anonymous mode answers anyone who reaches the port and posts to any serviceUrl "
+                                   "a request names, and serve listens on 0.0.0.0: for a local test only.")
 
     # The app package (`navibot teams package`); none of these are needed to run the bot.
     app_id: str = Field(default="", description="Teams app id (a GUID of your choosing, stable across versions). "
