@@ -57,13 +57,22 @@ def mask_secrets(text: str) -> str:
 _STANDARD = set(logging.LogRecord("", 0, "", 0, "", None, None).__dict__) | {"message", "asctime", "taskName"}
 
 
+# Trace ids (12 hex) and answer ids (32 hex) that start with 9 or 10 digits look like an SSN or a phone number to
+# the PII patterns ("123456789abc" -> "[ssn]abc"): they are kept out of the redaction so that the id a user was
+# given can always be found in the log.
+_HEX_ID = re.compile(r"\b((?=[0-9a-f]*[a-f])(?:[0-9a-f]{32}|[0-9a-f]{12}))\b")
+
+
 class _Cleaner:
     def __init__(self, redact_pii: bool) -> None:
         self.redact_pii = redact_pii
 
     def clean(self, text: str) -> str:
         text = mask_secrets(text)
-        return redact(text) if self.redact_pii else text
+        if not self.redact_pii:
+            return text
+        parts = _HEX_ID.split(text)  # odd positions are the ids
+        return "".join(part if i % 2 else redact(part) for i, part in enumerate(parts))
 
 
 class JsonFormatter(logging.Formatter):

@@ -1,0 +1,269 @@
+"""Log lines: JSON and text shapes, the trace id, one navibot.turns line per turn, PII redacted (questions only
+when allowed), secrets masked whatever the settings, and the `navibot` command wired to all of it."""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+from bot.cli import main
+from bot.handler import TurnHandler
+from bot.logs import configure_logging, mask_secrets, resolve_format
+from bot.observe import Observers, current_trace
+from bot.runtime import Core, build_engine
+from bot.settings import Settings
+from bot.sqlite_conversations import SQLiteConversationStore
+from bot.turn_log import TurnLog
+from bot.turns import ReplyKind, Turn
+from rag.moods import MoodBook
+from rag.providers.failover import Endpoint, Failover, ProviderUnavailable, not_an_http_error
+
+PII_QUESTION = ("Caller SSN 123-45-6789, phone (555) 867-5309, mail jane.doe@example.org, DOB 01/02/1980: "
+                "can college students get SNAP?")
+ORIGINALS = ("123-45-6789", "867-5309", "jane.doe@example.org", "01/02/1980")
+
+Lines = Callable[[], list[str]]
+
+
+def _remove_ours() -> None:
+    root = logging.getLogger()
+    for handler in list(root.handlers):
+        if handler.get_name() == "navibot":
+            root.removeHandler(handler)
+
+
+@pytest.fixture
+def logs() -> Iterator[Callable[..., Lines]]:
+    """configure_logging into a buffer; returns a function giving the lines written so far."""
+    level = logging.getLogger().level
+
+    def configure(fmt: str = "json", redact_pii: bool = True, verbose: bool = False,
+                  level: int = logging.INFO) -> Lines:
+        buffer = io.StringIO()
+        configure_logging(fmt, verbose, redact_pii, level=level, stream=buffer)  # type: ignore[arg-type]
+        return lambda: buffer.getvalue().splitlines()
+
+    yield configure
+    _remove_ours()
+    logging.getLogger().setLevel(level)
+
+
+@contextmanager
+def bare_root() -> Iterator[None]:
+    """The root logger without the test runner's handlers, as in a real `navibot` process. (A context manager
+    in the test body, not a fixture: the runner adds its handlers for the test's call after fixtures are set up.)"""
+    root = logging.getLogger()
+    saved, level = list(root.handlers), root.level
+    for handler in saved:
+        root.removeHandler(handler)
+    try:
+        yield
+    finally:
+        _remove_ours()
+        for handler in saved:
+            root.addHandler(handler)
+        root.setLevel(level)
+
+
+def handler_with(demo: Core, tmp_path: Path, settings: Settings) -> tuple[TurnHandler, SQLiteConversationStore]:
+    store = SQLiteConversationStore(tmp_path / "c.sqlite3")
+    return TurnHandler(build_engine(demo), store, MoodBook(), observers=Observers([TurnLog(settings)])), store
+
+
+def turn_lines(lines: list[str]) -> list[dict]:  # type: ignore[type-arg]
+    return [r for r in map(json.loads, lines) if r["logger"] == "navibot.turns"]
+
+
+def test_json_line_shape_with_trace_id_fields_and_traceback(logs: Callable[..., Lines]) -> None:
+    lines = logs("json")
+    log = logging.getLogger("navibot.test")
+    token = current_trace.set("0123456789ab")
+    try:
+        log.warning("fallback in %s: %s", "generate", "timed out", extra={"stage": "generate"})
+        try:
+            raise ValueError("boom\nsecond line")
+        except ValueError:
+            log.exception("it failed")
+    finally:
+        current_trace.reset(token)
+    log.info("outside a turn")
+    log.debug("not shown at INFO")
+    first, second, third = map(json.loads, lines())
+    assert first["level"] == "WARNING" and first["logger"] == "navibot.test"
+    assert first["message"] == "fallback in generate: timed out" and first["stage"] == "generate"
+    assert first["trace_id"] == "0123456789ab" and first["time"].endswith("Z") and "T" in first["time"]
+    assert second["trace_id"] == "0123456789ab" and second["level"] == "ERROR"
+    assert second["exc"].startswith("Traceback") and "ValueError: boom\nsecond line" in second["exc"]
+    assert "trace_id" not in third and "exc" not in third
+    assert len(lines()) == 3  # one line per record: the traceback's newlines are inside the JSON string
+
+
+def test_text_lines_keep_the_usual_format(logs: Callable[..., Lines]) -> None:
+    lines = logs("text")
+    logging.getLogger("navibot.test").warning("mail me at jane.doe@example.org")
+    assert lines() == ["WARNING navibot.test: mail me at [email]"]
+
+
+def test_a_turn_is_one_line_with_the_question_redacted_when_allowed(
+        demo: Core, tmp_path: Path, logs: Callable[..., Lines]) -> None:
+    lines = logs("json")
+    handler, store = handler_with(demo, tmp_path, Settings(log_questions=True))  # type: ignore[call-arg]
+    try:
+        reply = handler.handle(Turn("slack", "W1", "C1", "T1", "U1", PII_QUESTION, "E1"))
+        assert reply.answer_id
+        handler.record_feedback(reply.answer_id, "U1", False, "wrong program, call me at 555-867-5309")
+    finally:
+        store.close()
+    [line, feedback] = turn_lines(lines())
+    assert line["event"] == "turn" and line["trace_id"] == reply.trace_id and line["platform"] == "slack"
+    assert line["kind"] == reply.kind.value and line["answer_id"] == reply.answer_id
+    assert {"rewrite", "retrieve", "generate", "total"} <= line["timings_ms"].keys()
+    assert line["citations"] == len(reply.citations) and line["mood"] == reply.mood and line["error"] is None
+    for tag in ("[ssn]", "[phone]", "[email]", "[dob]"):
+        assert tag in line["question"] and tag in line["message"]
+    everything = "\n".join(lines())
+    for original in ORIGINALS:
+        assert original not in everything
+    assert feedback["event"] == "feedback" and feedback["rating"] == "down" and feedback["platform"] == "slack"
+    assert "wrong program" not in everything  # a feedback reason is never logged
+
+
+def test_no_question_text_unless_allowed(demo: Core, tmp_path: Path, logs: Callable[..., Lines]) -> None:
+    lines = logs("json")
+    handler, store = handler_with(demo, tmp_path, Settings())
+    try:
+        handler.handle(Turn("slack", "W1", "C1", "T1", "U1", "Can college students get SNAP? " + PII_QUESTION))
+    finally:
+        store.close()
+    [line] = turn_lines(lines())
+    assert "question" not in line
+    everything = "\n".join(lines())
+    assert "college" not in everything and "[ssn]" not in everything
+
+
+def test_redaction_can_be_turned_off(demo: Core, tmp_path: Path, logs: Callable[..., Lines],
+                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """The documented trade-off: NAVIBOT_REDACT_PII=false keeps personal data in the logs (and the store)."""
+    monkeypatch.setenv("NAVIBOT_REDACT_PII", "false")
+    monkeypatch.setenv("NAVIBOT_LOG_QUESTIONS", "true")
+    settings = Settings()
+    lines = logs("json", redact_pii=settings.redact_pii)
+    handler, store = handler_with(demo, tmp_path, settings)
+    try:
+        handler.handle(Turn("slack", "W1", "C1", "T1", "U1", PII_QUESTION))
+    finally:
+        store.close()
+    [line] = turn_lines(lines())
+    assert line["question"] == PII_QUESTION
+
+
+def test_an_exception_message_is_redacted_and_a_failed_turn_logs_its_trace_id(
+        demo: Core, tmp_path: Path, logs: Callable[..., Lines]) -> None:
+    lines = logs("json")
+    try:
+        raise LookupError("no account for jane.doe@example.org (SSN 123-45-6789)")
+    except LookupError:
+        logging.getLogger("navibot.test").exception("lookup for jane.doe@example.org failed")
+    handler, store = handler_with(demo, tmp_path, Settings())
+    store.close()  # the store fails during the turn
+    reply = handler.handle(Turn("teams", "W1", "C1", "T1", "U1", "Can college students get SNAP?"))
+    assert reply.kind is ReplyKind.ERROR
+    records = [json.loads(line) for line in lines()]
+    assert records[0]["message"] == "lookup for [email] failed"
+    assert "LookupError: no account for [email] (SSN [ssn])" in records[0]["exc"]
+    failed = next(r for r in records if r["logger"] == "bot.handler")
+    assert failed["trace_id"] == reply.trace_id and reply.trace_id in failed["message"] and "exc" in failed
+    [line] = turn_lines(lines())
+    assert line["kind"] == "error" and line["error"] == "store" and line["trace_id"] == reply.trace_id
+
+
+def test_ids_that_start_with_digits_survive_redaction(logs: Callable[..., Lines]) -> None:
+    lines = logs("text")
+    logging.getLogger("navibot.test").warning("turn failed (trace 123456789abc) for 555-123-4567")
+    assert lines() == ["WARNING navibot.test: turn failed (trace 123456789abc) for [phone]"]
+
+
+SECRETS = ("xoxb-1234567890-abcdefghijkl", "xapp-1-A0123-456-abcdef", "AIzaSyA1234567890abcdefghijklmnopqrstu",
+           "hunter2pass", "sk-live-cohere-0123456789abcdef", "tok3n-in-query")
+
+
+def test_secrets_are_masked_in_a_provider_failure_even_without_pii_redaction(logs: Callable[..., Lines]) -> None:
+    lines = logs("json", redact_pii=False, level=logging.DEBUG)
+
+    def failing(client: str, timeout: float) -> str:
+        raise OSError(f"POST https://generativelanguage.googleapis.com/v1beta/models/gemini:generateContent?"
+                      f"key={SECRETS[2]} failed; headers {{'Authorization': 'Bearer {SECRETS[4]}'}}")
+
+    def also_failing(client: str, timeout: float) -> str:
+        raise OSError(f"mongodb+srv://navibot:{SECRETS[3]}@cluster0.example.mongodb.net refused; slack said "
+                      f"invalid_auth for {SECRETS[0]} / {SECRETS[1]}; retry ?token={SECRETS[5]}&x=1")
+
+    failover: Failover[str] = Failover("gemini", [Endpoint("gemini@default#key1", "a")], 5.0, not_an_http_error)
+    with pytest.raises(ProviderUnavailable):
+        failover.call("answer", failing)
+    try:
+        also_failing("b", 1.0)
+    except OSError:
+        logging.getLogger("navibot.test").exception("store down: %s", "mongodb://admin:hunter2pass@db:27017/")
+    text = "\n".join(lines())
+    assert "gemini answer failed on gemini@default#key1" in text  # the provider's line is there...
+    for secret in SECRETS:
+        assert secret not in text  # ...without any secret
+    assert "key=***" in text and "Bearer ***" in text and "navibot:***@cluster0" in text
+    assert "xox*-***" in text and "xapp-***" in text and "token=***&x=1" in text
+
+
+def test_mask_secrets_leaves_ordinary_text_alone() -> None:
+    text = "Basic eligibility: 130 percent of poverty; the key question is income (7 CFR 273.5)"
+    assert mask_secrets(text) == text
+
+
+def test_log_format_auto_is_json_for_serve_only() -> None:
+    assert resolve_format("auto", "serve") == "json"
+    assert resolve_format("auto", "ask") == "text"
+    assert resolve_format("text", "serve") == "text" and resolve_format("json", "ask") == "json"
+
+
+def test_the_navibot_command_logs_json_turn_lines(demo_store: Path,
+                                                  capsys: pytest.CaptureFixture[str],
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("NAVIBOT_LOG_FORMAT", "json")
+    monkeypatch.setenv("NAVIBOT_LOG_QUESTIONS", "true")
+    with bare_root():
+        assert main(["-v", "ask", "--store", str(demo_store), PII_QUESTION]) in (0, 1)  # 1: no answer
+    captured = capsys.readouterr()
+    records = [json.loads(line) for line in captured.err.splitlines()]  # every stderr line is JSON
+    [line] = [r for r in records if r["logger"] == "navibot.turns"]
+    assert line["platform"] == "cli" and "[ssn]" in line["question"]
+    assert not any(original in captured.err for original in ORIGINALS)
+
+
+def test_the_navibot_command_is_quiet_and_text_by_default(demo_store: Path,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    with bare_root():
+        assert main(["ask", "--store", str(demo_store), "Can college students get SNAP?"]) == 0
+        assert capsys.readouterr().err == ""  # WARNING level: no turn line
+        assert main(["-v", "ask", "--store", str(demo_store), "Can college students get SNAP?"]) == 0
+    err = capsys.readouterr().err
+    assert "INFO navibot.turns: turn " in err and " cli answer citations=" in err
+
+
+def test_a_bad_setting_is_still_one_line(capsys: pytest.CaptureFixture[str],
+                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("NAVIBOT_LOG_FORMAT", "xml")
+    with bare_root():
+        assert main(["search", "anything"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("navibot: invalid setting: NAVIBOT_LOG_FORMAT") and err.count("\n") == 1
+    monkeypatch.setenv("NAVIBOT_LOG_FORMAT", "json")
+    monkeypatch.setenv("NAVIBOT_TOP_K", "0")
+    with bare_root():
+        assert main(["search", "anything"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("navibot: invalid setting: NAVIBOT_TOP_K") and err.count("\n") == 1
