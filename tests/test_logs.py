@@ -22,7 +22,12 @@ from bot.sqlite_conversations import SQLiteConversationStore
 from bot.turn_log import TurnLog
 from bot.turns import ReplyKind, Turn
 from rag.moods import MoodBook
-from rag.providers.failover import Endpoint, Failover, ProviderUnavailable, not_an_http_error
+from rag.providers.failover import (
+    Endpoint,
+    Failover,
+    ProviderUnavailable,
+    not_an_http_error,
+)
 
 PII_QUESTION = ("Caller SSN 123-45-6789, phone (555) 867-5309, mail jane.doe@example.org, DOB 01/02/1980: "
                 "can college students get SNAP?")
