@@ -49,8 +49,8 @@ def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
 
     host = args.host if args.host is not None else settings.host
     port = args.port if args.port is not None else settings.port
-    if not 1 <= port <= 65535:
-        raise UserError("--port must be between 1 and 65535")
+    if not 0 <= port <= 65535:  # 0: a free port chosen by the system (shown in the start-up line)
+        raise UserError("--port must be between 1 and 65535 (or 0 for any free port)")
     slack_settings = load_slack_settings()
     teams_settings = load_teams_settings()
     platforms = choose_platforms(slack_settings, teams_settings)  # before the bot is built: a quick refusal
