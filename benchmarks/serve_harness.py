@@ -18,6 +18,7 @@ import asyncio
 import hashlib
 import hmac
 import json
+import logging
 import os
 import signal
 import socket
@@ -43,6 +44,7 @@ from tests.fake_slack import BOT_USER_ID, TEAM_ID, BackgroundLoop, Call, FakeSla
 SECRET = "bench-signing-secret-8f742231b10e"
 BOT_TOKEN = "xoxb-bench"
 NAVIBOT = Path(sys.executable).parent / "navibot"
+logging.getLogger("aiohttp.access").setLevel(logging.WARNING)  # the fakes' access lines would drown the output
 # Fixed delays of the fake providers, per call (seconds), as in bench_providers.py.
 GENERATE_S, EMBED_S, RERANK_S = 0.200, 0.030, 0.050
 FEEDBACK_ACTION = "navibot_feedback"  # adapters/slack/blocks.py ACTION_FEEDBACK
