@@ -1,0 +1,42 @@
+# Navibot: `navibot serve` (Slack + Teams on one port, /healthz, /metrics). Build: docker build -t navibot .
+FROM python:3.12-slim
+
+ENV PYTHONUNBUFFERED=1 \
+    PYTHONDONTWRITEBYTECODE=1 \
+    PIP_NO_CACHE_DIR=1 \
+    PIP_DISABLE_PIP_VERSION_CHECK=1
+
+WORKDIR /app
+
+# The dependencies, in a layer rebuilt only when pyproject.toml changes (not on every source edit).
+COPY pyproject.toml ./
+RUN python -c "import tomllib; print('\n'.join(tomllib.load(open('pyproject.toml', 'rb'))['project']['dependencies']))" \
+        > /tmp/requirements.txt \
+    && pip install -r /tmp/requirements.txt \
+    && rm /tmp/requirements.txt
+
+# The project itself, without its dependencies (already there). Editable, so the manifests next to the code are
+# found by `navibot teams package`; the demo knowledge base is package data (rag/demo_kb).
+COPY README.md ./
+COPY bot ./bot
+COPY rag ./rag
+COPY adapters ./adapters
+COPY manifests ./manifests
+RUN pip install --no-deps -e .
+
+# Not root: the bot needs to write only to its data directory.
+RUN useradd --create-home --uid 10001 navibot && mkdir -p /data && chown navibot:navibot /data
+USER navibot
+
+# SQLite stores (knowledge, conversations), the crawl state: keep them on a volume.
+ENV NAVIBOT_DATA_DIR=/data \
+    NAVIBOT_HOST=0.0.0.0 \
+    NAVIBOT_PORT=8080
+VOLUME /data
+EXPOSE 8080
+
+# slim has no curl: python's urllib; a 503 (store unreachable, shutting down) raises, so the check fails.
+HEALTHCHECK --interval=30s --timeout=5s --start-period=60s --retries=3 \
+    CMD ["python", "-c", "import os, urllib.request; urllib.request.urlopen('http://127.0.0.1:' + os.environ.get('NAVIBOT_PORT', '8080') + '/healthz', timeout=4)"]
+
+CMD ["navibot", "serve"]

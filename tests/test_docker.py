@@ -1,0 +1,197 @@
+"""The container, without a Docker engine: the Dockerfile and docker-compose.yml are read and checked, and the
+image's command runs as-is with the image's environment (its /data volume remapped to a temporary folder) in this
+virtual environment, against a fake Slack; its HEALTHCHECK command is what decides it is up; SIGTERM stops it
+cleanly (exit 0)."""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import signal
+import socket
+import subprocess
+import sys
+import time
+import tomllib
+from pathlib import Path
+
+import pytest
+import yaml
+
+from bot.settings import Settings
+from rag.mongo.config import describe_hosts
+from tests.fake_slack import BackgroundLoop, FakeSlack
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCKERFILE = ROOT / "Dockerfile"
+COMPOSE = ROOT / "docker-compose.yml"
+DOCKERIGNORE = ROOT / ".dockerignore"
+SOURCES = ("bot", "rag", "adapters")
+
+
+def instructions() -> list[tuple[str, str]]:
+    """(INSTRUCTION, arguments) in order, continuation lines joined, comments dropped."""
+    found: list[tuple[str, str]] = []
+    pending = ""
+    for raw in DOCKERFILE.read_text(encoding="utf-8").splitlines():
+        line = raw.strip()
+        if not pending and (not line or line.startswith("#")):
+            continue
+        if line.startswith("#"):
+            continue
+        if line.endswith("\\"):
+            pending += line[:-1] + " "
+            continue
+        whole = (pending + line).strip()
+        pending = ""
+        keyword, _, rest = whole.partition(" ")
+        found.append((keyword.upper(), rest.strip()))
+    return found
+
+
+def the(keyword: str) -> list[str]:
+    return [rest for kw, rest in instructions() if kw == keyword]
+
+
+def env_of_image() -> dict[str, str]:
+    env: dict[str, str] = {}
+    for rest in the("ENV"):
+        for pair in shlex.split(rest):
+            name, _, value = pair.partition("=")
+            env[name] = value
+    return env
+
+
+def healthcheck_command() -> list[str]:
+    [rest] = the("HEALTHCHECK")
+    command = rest[rest.index("CMD ") + 4:].strip()
+    return list(json.loads(command))  # exec form: no shell in the way
+
+
+# --- the Dockerfile --------------------------------------------------------------------------------------------------
+
+def test_dockerfile_base_user_volume_port_healthcheck_and_command() -> None:
+    assert the("FROM") == ["python:3.12-slim"]
+    users = the("USER")
+    assert users and users[-1] not in ("root", "0"), "the bot must not run as root"
+    assert any(users[-1] in run and "useradd" in run for run in the("RUN")), "the user is created"
+    assert json.loads(the("CMD")[0]) == ["navibot", "serve"]
+    assert the("VOLUME") == ["/data"] and env_of_image()["NAVIBOT_DATA_DIR"] == "/data"
+    assert the("EXPOSE") == [env_of_image().get("NAVIBOT_PORT", "8080")] == ["8080"]
+    check = healthcheck_command()
+    assert check[0] == "python" and "/healthz" in check[-1] and "urllib" in check[-1]
+    assert not any(tool in " ".join(check) for tool in ("curl", "wget")), "slim has neither"
+
+
+def test_dependencies_are_a_layer_keyed_on_pyproject_only(tmp_path: Path) -> None:
+    steps = instructions()
+    copies = [(i, rest) for i, (kw, rest) in enumerate(steps) if kw in ("COPY", "ADD")]
+    first_copy, first_args = copies[0]
+    assert first_args.split()[0] == "pyproject.toml", "only pyproject.toml is copied before the dependencies"
+    deps_step = next(i for i, (kw, rest) in enumerate(steps) if kw == "RUN" and "pip install" in rest)
+    assert first_copy < deps_step < copies[1][0], "the dependency install comes before the source is copied"
+    assert "--no-deps" in steps[next(i for i, (kw, rest) in enumerate(steps)
+                                      if i > copies[1][0] and kw == "RUN" and "pip install" in rest)][1]
+    copied = {rest.split()[0] for _, rest in copies}
+    assert {*SOURCES, "manifests", "README.md", "pyproject.toml"} <= copied
+    # The dependency list really is read from pyproject.toml: run the step's first command on a copy of it.
+    (tmp_path / "pyproject.toml").write_bytes((ROOT / "pyproject.toml").read_bytes())
+    first = steps[deps_step][1].split("&&")[0].replace("/tmp/requirements.txt", str(tmp_path / "req.txt"))
+    assert first.startswith("python ")
+    subprocess.run(shlex.quote(sys.executable) + first[len("python"):], shell=True, cwd=tmp_path, check=True)
+    wanted = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
+    assert (tmp_path / "req.txt").read_text().split() == wanted
+
+
+def test_dockerignore_keeps_what_the_image_needs_and_drops_secrets_and_state() -> None:
+    ignored = {line.strip() for line in DOCKERIGNORE.read_text().splitlines() if line.strip()
+               and not line.startswith("#")}
+    assert {".git", ".env", ".venv", "*.sqlite3"} <= ignored
+    assert not ignored & {*SOURCES, "manifests", "README.md", "pyproject.toml", "rag/demo_kb"}
+    assert list((ROOT / "rag" / "demo_kb").glob("*.md")), "the demo knowledge base ships inside the package"
+
+
+@pytest.mark.parametrize("path", [DOCKERFILE, COMPOSE, DOCKERIGNORE])
+def test_no_credentials_in_the_container_files(path: Path) -> None:
+    text = path.read_text(encoding="utf-8")
+    assert not re.search(r"xox[abpr]-[A-Za-z0-9-]{10,}", text)
+    assert not re.search(r"xapp-[A-Za-z0-9-]{10,}", text)
+    assert not re.search(r"mongodb(\+srv)?://[^/\s@]*:[^/\s@]*@", text), "no user:password@ in a URI"
+    assert not re.search(r"(?i)(password|secret|api_key)\s*[:=]\s*\S", text)
+
+
+# --- docker-compose.yml ----------------------------------------------------------------------------------------------
+
+def test_compose_wires_the_bot_to_atlas_local() -> None:
+    compose = yaml.safe_load(COMPOSE.read_text())
+    bot, mongo = compose["services"]["navibot"], compose["services"]["mongodb"]
+    assert bot["build"] == "." and mongo["image"].startswith("mongodb/mongodb-atlas-local:")
+    env = {str(k): str(v) for k, v in bot["environment"].items()}
+    assert env["NAVIBOT_STORE"] == "mongodb"
+    assert env["NAVIBOT_MONGODB_URI"] == "mongodb://mongodb:27017/?directConnection=true"
+    assert describe_hosts(env["NAVIBOT_MONGODB_URI"]).split(":")[0] == mongo["hostname"] == "mongodb"
+    known = {f"NAVIBOT_{name.upper()}" for name in Settings.model_fields}
+    assert set(env) <= known, f"unknown settings: {set(env) - known}"
+    settings = Settings(_env_file=None, **{k.removeprefix("NAVIBOT_").lower(): v for k, v in env.items()})
+    assert settings.store == "mongodb"
+    assert bot["depends_on"]["mongodb"]["condition"] == "service_healthy"
+    assert [e["path"] if isinstance(e, dict) else e for e in bot["env_file"]] == [".env"], "secrets come from .env"
+    exposed = the("EXPOSE")[0]
+    assert f"{exposed}:{exposed}" in [str(p) for p in bot["ports"]]
+    mounts = [v.split(":") for v in bot["volumes"] + mongo["volumes"]]
+    assert ["navibot-data", "/data"] in mounts, "the image's VOLUME is a named volume"
+    assert {m[0] for m in mounts} <= set(compose["volumes"]), "every named volume is declared"
+    assert "/data/db" in {m[1] for m in mounts} and "/data/mongot" in {m[1] for m in mounts}
+    grace = Settings(_env_file=None).shutdown_grace_seconds
+    assert float(bot["stop_grace_period"].removesuffix("s")) > grace, "docker waits longer than the bot drains"
+
+
+# --- the image's command, run here -----------------------------------------------------------------------------------
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def test_the_image_command_serves_passes_its_healthcheck_and_stops_on_sigterm(tmp_path: Path) -> None:
+    loop = BackgroundLoop()
+    fake = FakeSlack()
+    loop.run(fake.start())
+    port = free_port()
+    bin_dir = str(Path(sys.executable).parent)  # the image has python and navibot on its PATH; here, this venv
+    env = {"PATH": f"{bin_dir}:/usr/bin:/bin", "HOME": str(tmp_path / "home"), "LANG": "C.UTF-8"}
+    env.update(env_of_image())
+    env["NAVIBOT_DATA_DIR"] = str(tmp_path / "data")  # the volume
+    env["NAVIBOT_PORT"] = str(port)
+    env.update(SLACK_BOT_TOKEN="xoxb-test", SLACK_SIGNING_SECRET="0123456789abcdef", SLACK_API_URL=fake.api_url)
+    check = healthcheck_command()
+
+    def healthy() -> bool:
+        done = subprocess.run(check, env=env, cwd=tmp_path, capture_output=True, timeout=10, check=False)
+        return done.returncode == 0
+
+    assert not healthy(), "the health check fails while nothing listens"
+    command = json.loads(the("CMD")[0])
+    process = subprocess.Popen(command, env=env, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True)
+    try:
+        deadline = time.monotonic() + 30
+        while not healthy():
+            assert process.poll() is None, f"navibot serve exited: {process.communicate()[1]}"
+            assert time.monotonic() < deadline, "not healthy within 30 s"
+            time.sleep(0.2)
+        process.send_signal(signal.SIGTERM)
+        _out, err = process.communicate(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+        loop.run(fake.stop())
+        loop.close()
+    assert process.returncode == 0, err
+    assert f"navibot serve: http://localhost:{port} as navibot in Navigators: Slack HTTP events at /slack/events" in err
+    assert "Traceback" not in err and "xoxb-test" not in err
+    assert fake.of("auth.test"), "the token was checked at start-up"
+    assert (tmp_path / "data" / "knowledge.sqlite3").exists(), "the stores live on the volume"
