@@ -1,13 +1,26 @@
-"""The Prometheus metrics: counts per platform and kind, cumulative histograms, escaping, thread safety, and the
-exposition text parsed back line by line."""
+"""The Prometheus metrics: counts per platform and kind, cumulative histograms, escaping, thread safety, the
+exposition text parsed back line by line, and the Slack and Teams adapters reporting their failures."""
 
 from __future__ import annotations
 
+import asyncio
+import hashlib
+import hmac
+import json
 import re
 import threading
+import time
+from pathlib import Path
 
+import pytest
+
+from adapters.teams import agent
 from bot.metrics import CONTENT_TYPE, STAGE_BUCKETS, Metrics, escape_label
 from bot.observe import Observers, TurnEvent
+from bot.runtime import build_bot
+from bot.settings import Settings
+from tests.fake_slack import BOT_USER_ID, TEAM_ID, BackgroundLoop, serve_http
+from tests.test_teams import STUDENTS, message, running
 
 # name{labels} value  -- label values may hold escaped quotes, backslashes and newlines
 _SAMPLE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{((?:[a-zA-Z_]\w*="(?:[^"\\]|\\.)*",?)*)\})? (\S+)$')
@@ -144,3 +157,80 @@ def test_process_memory_is_reported() -> None:
     samples, types = parse(Metrics().render())
     assert types["process_resident_memory_bytes"] == "gauge"
     assert value(samples, "process_resident_memory_bytes") > 1_000_000
+
+
+SECRET = "8f742231b10e8888abcd99yyyzzz85a5"
+
+
+def test_slack_reports_a_refused_post_and_bad_requests(demo_store: Path, tmp_path: Path) -> None:
+    """The real Bolt app against the fake Slack Web API: chat.postMessage refused -> navibot_errors_total rises."""
+    bot = build_bot(Settings(_env_file=None, data_dir=tmp_path), demo_store,  # type: ignore[call-arg]
+                    tmp_path / "conversations.sqlite3")
+    metrics = Metrics()
+    bot.observers.add(metrics)
+    background = BackgroundLoop()
+    served = background.run(serve_http(bot, SECRET))
+    try:
+        def post(body: str, secret: str = SECRET) -> int:
+            ts = str(int(time.time()))
+            digest = hmac.new(secret.encode(), f"v0:{ts}:{body}".encode(), hashlib.sha256).hexdigest()
+            headers = {"X-Slack-Request-Timestamp": ts, "X-Slack-Signature": f"v0={digest}",
+                       "Content-Type": "application/json"}
+
+            async def send() -> int:
+                async with served.session.post(served.url, data=body.encode(), headers=headers) as response:
+                    return response.status
+            return background.run(send())
+
+        def mention(channel: str, ts: str) -> str:
+            return json.dumps({
+                "token": "legacy", "team_id": TEAM_ID, "api_app_id": "A0NAVI", "type": "event_callback",
+                "event_id": f"Ev{ts.replace('.', '')}", "event_time": int(time.time()),
+                "event": {"type": "app_mention", "user": "U0ALICE", "text": f"<@{BOT_USER_ID}> {STUDENTS}",
+                          "ts": ts, "channel": channel, "event_ts": ts, "team": TEAM_ID},
+                "authorizations": [{"team_id": TEAM_ID, "user_id": BOT_USER_ID, "is_bot": True}]})
+
+        assert post(mention("C0FINE", "1700000001.000100")) == 200
+        background.run(served.fake.wait_for("chat.postMessage", 1, "C0FINE"))
+        served.fake.fail_next("chat.postMessage", "fatal_error")
+        assert post(mention("C0BROKEN", "1700000002.000100")) == 200
+        background.run(served.fake.wait_for("chat.postMessage", 2, "C0BROKEN"))  # the refused answer, the apology
+        background.run(served.slack.drain(10))
+        assert post(mention("C0FORGED", "1700000003.000100"), secret="not-the-secret") == 401
+        assert post("not json") == 400
+        samples, _ = parse(metrics.render())
+    finally:
+        background.run(served.stop())
+        background.close()
+        bot.close()
+    assert value(samples, "navibot_errors_total", kind="slack_api", platform="slack") == 1
+    assert value(samples, "navibot_errors_total", kind="bad_request", platform="slack") == 2
+    assert value(samples, "navibot_questions_total", platform="slack") == 2
+    assert value(samples, "navibot_answers_total", platform="slack") == 2
+
+
+def test_teams_reports_a_reply_it_could_not_send_and_bad_requests(demo_store: Path, tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(agent, "RETRY_WAITS", (0.01, 0.01))
+    bot = build_bot(Settings(_env_file=None, data_dir=tmp_path), demo_store,  # type: ignore[call-arg]
+                    tmp_path / "conversations.sqlite3")
+    metrics = Metrics()
+    bot.observers.add(metrics)
+
+    async def scenario() -> None:
+        async with running(bot) as h:
+            h.connector.fail_next = [503, 503, 503, 503]  # the typing indicator, then the answer three times
+            assert (await h.post(message(h.connector, STUDENTS))).status == 202
+            await h.connector.wait_messages(1)  # the apology
+            assert (await h.post("{not json")).status == 400
+            assert (await h.post({**message(h.connector, STUDENTS, activity_id="r2"), "recipient": None})).status \
+                == 400
+
+    try:
+        asyncio.run(scenario())
+        samples, _ = parse(metrics.render())
+    finally:
+        bot.close()
+    assert value(samples, "navibot_errors_total", kind="teams_send", platform="teams") == 1
+    assert value(samples, "navibot_errors_total", kind="bad_request", platform="teams") == 2
+    assert value(samples, "navibot_answers_total", platform="teams") == 1

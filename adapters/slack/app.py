@@ -21,6 +21,7 @@ from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
+import aiohttp
 from aiohttp import web
 from slack_bolt.adapter.aiohttp import to_aiohttp_response, to_bolt_request
 from slack_bolt.adapter.socket_mode.aiohttp import AsyncSocketModeHandler
@@ -53,7 +54,7 @@ from adapters.slack.blocks import (
 from adapters.slack.retry import retry_handlers
 from adapters.slack.settings import Mode, SlackSettings
 from bot.commands import HELP, parse_command
-from bot.handler import MAX_REASON_CHARS, FeedbackError
+from bot.handler import MAX_REASON_CHARS, FeedbackError, error_kind
 from bot.runtime import Bot
 from bot.turns import Reply, ReplyKind, Turn
 
@@ -240,6 +241,9 @@ class SlackApp:
 
     async def _apologize(self, exc: BaseException, channel: str, thread_ts: str | None, doing: str) -> None:
         trace = uuid.uuid4().hex[:12]
+        # For the metrics: Slack refused or could not be reached (after the client's retries), or our own failure.
+        slack_side = isinstance(exc, (SlackApiError, aiohttp.ClientError, TimeoutError))
+        self.bot.observers.error("slack_api" if slack_side else error_kind(exc), PLATFORM)
         detail = exc.response.get("error") if isinstance(exc, SlackApiError) else None
         log.error("slack: %s failed (trace %s)%s", doing, trace, f": Web API error {detail}" if detail else "",
                   exc_info=exc)
@@ -426,8 +430,12 @@ def events_handler(slack: SlackApp) -> Callable[[web.Request], Awaitable[web.Res
             # send one to a public URL) is refused here with one log line, not a 500 and a traceback.
             log.warning("slack: refused a request to %s whose body is not a Slack payload (%s)", request.path,
                         type(exc).__name__)
+            slack.bot.observers.error("bad_request", PLATFORM)
             return web.Response(status=400, text="not a Slack request")
-        return await to_aiohttp_response(await slack.app.async_dispatch(bolt_request))
+        response = await slack.app.async_dispatch(bolt_request)
+        if response.status in (400, 401):  # a bad signature or an old timestamp (401), a payload Bolt refused
+            slack.bot.observers.error("bad_request", PLATFORM)
+        return await to_aiohttp_response(response)
     return handle
 
 

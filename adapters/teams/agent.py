@@ -350,8 +350,12 @@ class TeamsBot:
             return
         # send_activity addresses the reply to the incoming activity (replyToId) in the same conversation id, so
         # in a channel it lands in the same reply chain (`;messageid=` kept).
-        await send_citations_or_not(lambda outgoing: send_with_retry(context, outgoing),
-                                    reply_activity(reply, asked=text))
+        try:
+            await send_citations_or_not(lambda outgoing: send_with_retry(context, outgoing),
+                                        reply_activity(reply, asked=text))
+        except Exception:
+            self.bot.observers.error("teams_send", PLATFORM)  # for the metrics; the apology and log follow
+            raise
 
     async def _on_members_added(self, context: TurnContext, _state: TurnState) -> None:
         """Installed in someone's personal chat: say what the bot does. (Added to a team or group chat: nothing,
@@ -438,6 +442,19 @@ class TeamsBot:
 TEAMS_BOT = web.AppKey("navibot_teams_bot", TeamsBot)
 
 
+def _counting_refusals(handler: Callable[[web.Request], Awaitable[web.StreamResponse]],
+                       bot: Bot) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:
+    """Malformed (400) and unauthenticated (401, from the SDK's JWT check) requests, counted for the metrics."""
+
+    async def counted(request: web.Request) -> web.StreamResponse:
+        response = await handler(request)
+        if response.status in (400, 401):
+            bot.observers.error("bad_request", PLATFORM)
+        return response
+
+    return counted
+
+
 def add_teams_routes(app: web.Application, bot: Bot, settings: TeamsSettings,
                      path: str = MESSAGES_PATH) -> TeamsBot:
     """Mounts the Teams endpoint on `app`; logs at start-up what an admin must know (anonymous mode, empty store)."""
@@ -456,7 +473,7 @@ def add_teams_routes(app: web.Application, bot: Bot, settings: TeamsSettings,
             app["agent_configuration"] = teams.auth_configuration
         handler = jwt_authorization_decorator(handler)
     bot.warn_if_empty(store_description(bot.core.settings))
-    app.router.add_post(path, handler)
+    app.router.add_post(path, _counting_refusals(handler, bot))
     app[TEAMS_BOT] = teams
 
     async def finish_turns(_app: web.Application) -> None:
