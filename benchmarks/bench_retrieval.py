@@ -42,21 +42,22 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))  # measure this checkout, whatever the venv's editable install points at
 
-import numpy as np  # noqa: E402
+import numpy as np
 
-from benchmarks.results_file import write_section  # noqa: E402
-from bot.runtime import Core, build_core  # noqa: E402
-from bot.settings import Settings  # noqa: E402
-from rag.ingest import IngestSummary  # noqa: E402
-from rag.loaders import load_file  # noqa: E402
-from rag.models import Block, SourceDocument  # noqa: E402
-from rag.store import Filters  # noqa: E402
+from benchmarks.results_file import write_section
+from bot.runtime import Core, build_core
+from bot.settings import Settings
+from rag.ingest import IngestSummary
+from rag.loaders import load_file
+from rag.models import Block, SourceDocument
+from rag.store import Filters
 
 CORPUS_DIR = Path(__file__).resolve().parents[2] / "shared/corpus/snap"
 CORPUS_FILE = CORPUS_DIR / "7-cfr-273.md"  # the base of the synthetic manuals
@@ -115,10 +116,17 @@ def p95(values: Sequence[float]) -> float:
     return ordered[int(0.95 * (len(ordered) - 1))]
 
 
-def timed(fn: Callable[[], object]) -> tuple[float, object]:
+def timed[T](fn: Callable[[], T]) -> tuple[float, T]:
     started = time.perf_counter()
     result = fn()
     return time.perf_counter() - started, result
+
+
+def warm_up(core: Core) -> None:
+    """Loads the embedding model before timing (WordLlama loads it lazily, once per process)."""
+    load = getattr(core.embedder, "warm_up", None)
+    if load is not None:
+        load()
 
 
 # -- synthetic documents ---------------------------------------------------------------------------------------
@@ -245,9 +253,9 @@ def bench_ingestion(runs: int) -> IngestResult:
         with tempfile.TemporaryDirectory(prefix="navibot-bench-") as tmp:
             core = build_core(Settings(), Path(tmp) / "knowledge.sqlite3")
             try:
-                core.embedder.warm_up()  # model load is per process, not per ingestion
+                warm_up(core)  # model load is per process, not per ingestion
                 gc.collect()
-                seconds, summary = timed(lambda: core.ingestor.ingest_paths([CORPUS_DIR], progress=False))
+                seconds, summary = timed(partial(core.ingestor.ingest_paths, [CORPUS_DIR], progress=False))
             finally:
                 core.close()
         if summary.failed or not summary.chunks:
@@ -266,7 +274,7 @@ def build_store(base: SourceDocument, path: Path, target_chunks: int) -> float:
     returns the build time in seconds."""
     core = build_core(Settings(), path)
     try:
-        core.embedder.warm_up()
+        warm_up(core)
         summary = IngestSummary()
         known: dict[str, str] = {}
         started = time.perf_counter()
@@ -310,7 +318,7 @@ def bench_queries(path: Path, queries: list[str], n: int, target: int, build_s: 
     gc.collect()
     core = build_core(Settings(), path)
     try:
-        core.embedder.warm_up()
+        warm_up(core)
         counts = core.store.counts()
         first_s, hits = timed(lambda: core.retriever.search(queries[0], k=K))  # matrix load happens here
         if not hits:
@@ -322,7 +330,7 @@ def bench_queries(path: Path, queries: list[str], n: int, target: int, build_s: 
         gc.collect()
         for i in range(n):
             q = queries[i % len(queries)]
-            seconds, _ = timed(lambda q=q: core.retriever.search(q, k=K))
+            seconds, _ = timed(partial(core.retriever.search, q, k=K))
             times.append(seconds * 1000)
             by_query.setdefault(q, []).append(seconds * 1000)
         stages = bench_stages(core, queries, stage_queries) if stage_queries else None
@@ -348,16 +356,17 @@ def bench_stages(core: Core, queries: list[str], n: int) -> StageResult:
     gc.collect()
     for i in range(n):
         q = queries[i % len(queries)]
-        seconds, vector = timed(lambda q=q: embedder.embed_query(q))
-        t_vec, by_vector = timed(lambda: store.vector_search(vector, limit, filters))
-        t_lex, by_lexical = timed(lambda q=q: store.lexical_search(q, limit, filters))
+        seconds, vector = timed(partial(embedder.embed_query, q))
+        t_vec, by_vector = timed(partial(store.vector_search, vector, limit, filters))
+        t_lex, by_lexical = timed(partial(store.lexical_search, q, limit, filters))
         candidates = list(dict.fromkeys([c for c, _ in by_vector] + [c for c, _ in by_lexical]))
         steps = [
             ("query embedding", seconds),
             ("vector search (sections)", t_vec),
             ("lexical search (sections)", t_lex),
-            ("sentence rankings (candidates)", timed(lambda q=q: store.sentence_rankings(q, vector, candidates))[0]),
-            ("get_chunks", timed(lambda q=q: store.get_chunks(top_ids[q]))[0]),
+            ("sentence rankings (candidates)",
+             timed(partial(store.sentence_rankings, q, vector, candidates))[0]),
+            ("get_chunks", timed(partial(store.get_chunks, top_ids[q]))[0]),
         ]
         for name, s in steps:
             result.times_ms[name].append(s * 1000)
@@ -415,8 +424,8 @@ def render(args: argparse.Namespace, ingest: IngestResult, sizes: list[LatencyRe
         rows.append((f"Store file size (SQLite + WAL), MB @ {res.chunks:,} chunks",
                      f"{res.store_bytes / 1e6:,.1f}", "—", "—"))
         built = f"{res.build_s:.1f}" + (" (recorded when built, reused)" if res.reused else "")
-        rows.append((f"Build the {res.chunks:,}-chunk store (regulation + {res.documents - 1} synthetic "
-                     "manuals), s", built, "—", "—"))
+        rows.append(((f"Build the {res.chunks:,}-chunk store (regulation + {res.documents - 1} synthetic "
+                     "manuals), s"), built, "—", "—"))
     stage_medians = {name: statistics.median(ts) for name, ts in stages.times_ms.items()}
     stage_sum = sum(stage_medians.values())
     for name in STAGES:
@@ -434,16 +443,16 @@ def render(args: argparse.Namespace, ingest: IngestResult, sizes: list[LatencyRe
         "## Retrieval and ingestion speed (`bench_retrieval.py`)",
         "",
         f"- Date: {now}",
-        f"- Python {platform.python_version()}, numpy {np.__version__}, SQLite {sqlite3.sqlite_version}; "
-        f"{os.cpu_count()} CPUs ({platform.machine()}, {platform.system()}); {load}",
+        (f"- Python {platform.python_version()}, numpy {np.__version__}, SQLite {sqlite3.sqlite_version}; "
+        f"{os.cpu_count()} CPUs ({platform.machine()}, {platform.system()}); {load}"),
         f"- Command: `{command}`" + (" (quick smoke check)" if args.quick else ""),
-        "- Core: `build_core(Settings(), <store>)`: SQLiteKnowledgeStore + WordLlamaEmbedder + Chunker "
-        "+ Retriever (defaults)",
+        ("- Core: `build_core(Settings(), <store>)`: SQLiteKnowledgeStore + WordLlamaEmbedder + Chunker "
+        "+ Retriever (defaults)"),
         f"- Ingestion: every file of `../shared/corpus/snap/` ({', '.join(ingest.files)}; {ingest.words:,} words), "
         "runs: " + ", ".join(f"{s:.2f} s" for s in ingest.runs_s),
-        f"- Search: {len(QUERIES)} navigator questions, {WARMUP_QUERIES} warm-up then {n_queries} timed, on each "
+        (f"- Search: {len(QUERIES)} navigator questions, {WARMUP_QUERIES} warm-up then {n_queries} timed, on each "
         "store opened afresh; each store = the regulation plus seeded synthetic state manuals (its sections "
-        "shuffled, a few words changed per copy) up to the target size",
+        "shuffled, a few words changed per copy) up to the target size"),
         f"- Slowest questions @ {largest.chunks:,} chunks (median ms): "
         + "; ".join(f"\"{q}\" {ms:.1f}" for q, ms in largest.slowest()),
         f"- Whole benchmark took {total_s:.0f} s. Overall: **{overall}**",
