@@ -180,6 +180,11 @@ class Server:
     async def start(self, host: str, port: int) -> int:
         """Returns the port listened on (the real one when 0 was asked)."""
         state = self.state
+        # The embedding model is loaded before listening (it loads lazily otherwise): the first question does not
+        # pay for it, and a broken install is one line at start-up rather than a failed turn.
+        warm_up = getattr(state.bot.core.embedder, "warm_up", None)
+        if callable(warm_up):
+            await asyncio.to_thread(warm_up)
         if state.slack is not None:  # a wrong token is a clear line at start-up, not a failure at the first question
             state.who = [await check_token(state.slack)]
             if state.platforms.slack_socket:

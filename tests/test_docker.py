@@ -123,7 +123,7 @@ def test_no_credentials_in_the_container_files(path: Path) -> None:
 
 # --- docker-compose.yml ----------------------------------------------------------------------------------------------
 
-def test_compose_wires_the_bot_to_atlas_local() -> None:
+def test_compose_wires_the_bot_to_atlas_local(monkeypatch: pytest.MonkeyPatch) -> None:
     compose = yaml.safe_load(COMPOSE.read_text())
     bot, mongo = compose["services"]["navibot"], compose["services"]["mongodb"]
     assert bot["build"] == "." and mongo["image"].startswith("mongodb/mongodb-atlas-local:")
@@ -133,8 +133,9 @@ def test_compose_wires_the_bot_to_atlas_local() -> None:
     assert describe_hosts(env["NAVIBOT_MONGODB_URI"]).split(":")[0] == mongo["hostname"] == "mongodb"
     known = {f"NAVIBOT_{name.upper()}" for name in Settings.model_fields}
     assert set(env) <= known, f"unknown settings: {set(env) - known}"
-    settings = Settings(_env_file=None, **{k.removeprefix("NAVIBOT_").lower(): v for k, v in env.items()})
-    assert settings.store == "mongodb"
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    assert Settings(_env_file=None).store == "mongodb"  # type: ignore[call-arg]
     assert bot["depends_on"]["mongodb"]["condition"] == "service_healthy"
     assert [e["path"] if isinstance(e, dict) else e for e in bot["env_file"]] == [".env"], "secrets come from .env"
     exposed = the("EXPOSE")[0]
@@ -143,7 +144,7 @@ def test_compose_wires_the_bot_to_atlas_local() -> None:
     assert ["navibot-data", "/data"] in mounts, "the image's VOLUME is a named volume"
     assert {m[0] for m in mounts} <= set(compose["volumes"]), "every named volume is declared"
     assert "/data/db" in {m[1] for m in mounts} and "/data/mongot" in {m[1] for m in mounts}
-    grace = Settings(_env_file=None).shutdown_grace_seconds
+    grace = Settings(_env_file=None).shutdown_grace_seconds  # type: ignore[call-arg]
     assert float(bot["stop_grace_period"].removesuffix("s")) > grace, "docker waits longer than the bot drains"
 
 
