@@ -96,7 +96,7 @@ def compute_stats(store: ConversationStore, since: datetime | None = None) -> St
             latencies.append(record.latency_ms)
     # Ratings of the questions in the window (a rating is always given after its answer, so `since` narrows it).
     rated: set[str] = set()
-    for rating in store.feedback(since=since):
+    for rating in store.ratings(since):
         if rating.answer_id in ids:
             stats.ratings += 1
             stats.helpful += rating.helpful
@@ -160,7 +160,7 @@ def export_row(record: FeedbackRecord) -> dict[str, Any]:
 
 
 def export_rows(store: ConversationStore, since: datetime | None = None) -> Iterator[dict[str, Any]]:
-    return (export_row(r) for r in store.feedback(since=since))
+    return (export_row(r) for r in store.ratings(since))
 
 
 def defuse(text: str) -> str:

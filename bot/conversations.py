@@ -94,4 +94,9 @@ class ConversationStore(Protocol):
         it rates."""
         ...
 
+    def ratings(self, since: datetime | None = None) -> Iterator[FeedbackRecord]:
+        """Every rating as it stands (given or last changed at or after `since`, if given), in that order, with
+        the answer it rates; read lazily, a page at a time (`navibot feedback export`, `navibot stats`)."""
+        ...
+
     def close(self) -> None: ...

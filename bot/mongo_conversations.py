@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
+from bson import ObjectId
 from pymongo.asynchronous.database import AsyncDatabase
 from pymongo.errors import (
     ConnectionFailure,
@@ -69,7 +70,7 @@ async def ensure_conversation_indexes(db: AsyncDatabase[dict[str, Any]], history
     await db[EVENTS].create_index([("platform", 1), ("event_id", 1)], unique=True, name="events_unique")
     await db[FEEDBACK].create_index([("answer_id", 1), ("user", 1)], unique=True, name="feedback_unique")
     await db[FEEDBACK].create_index("created", name="feedback_by_time")
-    await db[FEEDBACK].create_index("updated", name="feedback_by_update")  # `navibot feedback export --since`
+    await db[FEEDBACK].create_index([("updated", 1), ("_id", 1)], name="feedback_by_update")  # `navibot feedback export --since`
     await db[ANSWERS].create_index([("created", 1), ("_id", 1)], name="answers_by_time")  # `navibot stats`
     for collection, name, seconds in ((HISTORY, HISTORY_TTL, history_ttl_days * 86400),
                                       (EVENTS, EVENTS_TTL, event_ttl_hours * 3600)):
@@ -152,6 +153,19 @@ class AsyncMongoConversations:
         if since is not None:  # a rating counts from when it was last given (a changed rating is given anew)
             where["updated"] = {"$gte": _iso(_utc(since))}
         rows = await self.db[FEEDBACK].find(where).sort([("created", 1), ("_id", 1)]).to_list(None)
+        return await self._with_answers(rows)
+
+    async def ratings_page(self, after: tuple[str, ObjectId], limit: int) -> tuple[list[FeedbackRecord],
+                                                                                    tuple[str, ObjectId] | None]:
+        """Up to `limit` ratings after (updated, _id) in that order, and the key to continue from (None: done)."""
+        updated, last = after
+        where = {"$or": [{"updated": {"$gt": updated}}, {"updated": updated, "_id": {"$gt": last}}]}
+        rows = await self.db[FEEDBACK].find(where).sort([("updated", 1), ("_id", 1)]).limit(limit).to_list(None)
+        following = (rows[-1]["updated"], rows[-1]["_id"]) if len(rows) == limit else None
+        return await self._with_answers(rows), following
+
+    async def _with_answers(self, rows: list[dict[str, Any]]) -> list[FeedbackRecord]:
+        """Feedback rows joined with the answers they rate (one query for the lot)."""
         ids = sorted({r["answer_id"] for r in rows})
         answers = {a["_id"]: a for a in await self.db[ANSWERS].find({"_id": {"$in": ids}}).to_list(None)} if ids else {}
         return [FeedbackRecord(r["answer_id"], r["user"], bool(r["helpful"]), r.get("reason"), a["question"],
@@ -219,6 +233,13 @@ class MongoConversationStore:
 
     def feedback(self, answer_id: str | None = None, since: datetime | None = None) -> list[FeedbackRecord]:
         return self.connection.run(self.aio.feedback(answer_id, since))
+
+    def ratings(self, since: datetime | None = None) -> Iterator[FeedbackRecord]:
+        """Ratings as they stand, given or changed at or after `since`, in that order, read a page at a time."""
+        after: tuple[str, ObjectId] | None = (_iso(_utc(since)) if since else "", ObjectId("0" * 24))
+        while after is not None:
+            page, after = self.connection.run(self.aio.ratings_page(after, PAGE))
+            yield from page
 
     def close(self) -> None:
         if not self._closed:  # a shared connection counts its users: close it once
@@ -299,6 +320,9 @@ class HistoryOptional:
 
     def feedback(self, answer_id: str | None = None, since: datetime | None = None) -> list[FeedbackRecord]:
         return self.inner.feedback(answer_id, since)
+
+    def ratings(self, since: datetime | None = None) -> Iterator[FeedbackRecord]:
+        return self.inner.ratings(since)
 
     def close(self) -> None:
         self.inner.close()

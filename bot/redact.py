@@ -98,5 +98,8 @@ class RedactingConversationStore:
     def feedback(self, answer_id: str | None = None, since: datetime | None = None) -> list[FeedbackRecord]:
         return self.inner.feedback(answer_id, since)
 
+    def ratings(self, since: datetime | None = None) -> Iterator[FeedbackRecord]:
+        return self.inner.ratings(since)
+
     def close(self) -> None:
         self.inner.close()

@@ -69,6 +69,8 @@ CREATE INDEX IF NOT EXISTS answers_by_time ON answers(created, answer_id);
 CREATE INDEX IF NOT EXISTS feedback_by_time ON feedback(updated);
 """
 PAGE = 500  # rows read per query when iterating answers: the lock is never held for a whole export
+FEEDBACK_COLUMNS = ("f.answer_id, f.user, f.helpful, f.reason, a.question, a.standalone, a.answer, a.citations,"
+                    " a.platform, f.created, f.updated")
 ANSWER_COLUMNS = ("answer_id, conversation_key, platform, user, question, standalone, answer, kind, mood, citations,"
                   " created, latency_ms")
 
@@ -88,6 +90,10 @@ def _answer(row: tuple[Any, ...]) -> AnswerRecord:
     return AnswerRecord(answer_id=row[0], conversation_key=row[1], platform=row[2], user=row[3], question=row[4],
                         standalone=row[5], answer=row[6], kind=row[7], mood=row[8],
                         citations=[Citation(**c) for c in json.loads(row[9])], created=row[10], latency_ms=row[11])
+
+
+def _rating(r: tuple[Any, ...]) -> FeedbackRecord:
+    return FeedbackRecord(r[0], r[1], bool(r[2]), r[3], r[4], r[5], r[6], json.loads(r[7]), r[8], r[9], r[10])
 
 
 class SQLiteConversationStore:
@@ -199,8 +205,7 @@ class SQLiteConversationStore:
         return next(f for f in self.feedback(answer_id) if f.user == user)
 
     def feedback(self, answer_id: str | None = None, since: datetime | None = None) -> list[FeedbackRecord]:
-        sql = ("SELECT f.answer_id, f.user, f.helpful, f.reason, a.question, a.standalone, a.answer, a.citations,"
-               " a.platform, f.created, f.updated FROM feedback f JOIN answers a USING (answer_id) WHERE 1")
+        sql = f"SELECT {FEEDBACK_COLUMNS} FROM feedback f JOIN answers a USING (answer_id) WHERE 1"
         params: tuple[object, ...] = ()
         if answer_id is not None:
             sql, params = sql + " AND f.answer_id = ?", (*params, answer_id)
@@ -208,8 +213,21 @@ class SQLiteConversationStore:
             sql, params = sql + " AND f.updated >= ?", (*params, stamp(since))
         with self._lock:
             rows = self._db.execute(sql + " ORDER BY f.created", params).fetchall()
-        return [FeedbackRecord(r[0], r[1], bool(r[2]), r[3], r[4], r[5], r[6], json.loads(r[7]), r[8], r[9], r[10])
-                for r in rows]
+        return [_rating(r) for r in rows]
+
+    def ratings(self, since: datetime | None = None) -> Iterator[FeedbackRecord]:
+        """Ratings as they stand, given or changed at or after `since`, in that order, read a page at a time."""
+        after: tuple[str, int] = (stamp(since) if since else "", 0)
+        while True:
+            with self._lock:
+                rows = self._db.execute(
+                    f"SELECT {FEEDBACK_COLUMNS}, f.rowid FROM feedback f JOIN answers a USING (answer_id)"
+                    " WHERE (f.updated, f.rowid) > (?, ?) ORDER BY f.updated, f.rowid LIMIT ?",
+                    (*after, PAGE)).fetchall()
+            yield from (_rating(r) for r in rows)
+            if len(rows) < PAGE:
+                return
+            after = (rows[-1][10], rows[-1][11])
 
     def close(self) -> None:
         with self._lock:

@@ -114,6 +114,28 @@ def test_feedback_since_counts_from_the_last_time_a_rating_was_given(opener: Ope
                                                                                              None]
 
 
+@pytest.mark.parametrize("opener", STORES)
+def test_ratings_iterate_by_the_time_they_were_given_a_page_at_a_time(opener: Opener, tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sqlite_conversations, "PAGE", 3)  # a page ends between two ratings of one time
+    monkeypatch.setattr(mongo_conversations, "PAGE", 3)
+    with opener(tmp_path) as store:
+        for n in range(5):
+            store.save_answer(answer(f"r{n}", f"2026-03-0{n + 1}T09:00:00.000+00:00"))
+            for user in ("U1", "U2"):
+                store.record_feedback(f"r{n}", user, n % 2 == 0, f"{user} on r{n}")
+        for n in range(5):  # r4 rated first, r0 last; both ratings of an answer in the same millisecond
+            age_rating(store, f"r{n}", f"2026-03-{20 - n:02d}T09:00:00.000+00:00")
+        got = [(r.answer_id, r.user) for r in store.ratings()]
+        assert sorted(got) == sorted((f"r{n}", u) for n in range(5) for u in ("U1", "U2"))  # none lost or repeated
+        assert [a for a, _ in got] == ["r4", "r4", "r3", "r3", "r2", "r2", "r1", "r1", "r0", "r0"]
+        assert [r.reason for r in store.ratings(datetime(2026, 3, 19, tzinfo=UTC))] == [
+            "U1 on r1", "U2 on r1", "U1 on r0", "U2 on r0"]
+        rating = next(store.ratings())
+        assert (rating.question, rating.citations, rating.platform) == ("Can students get SNAP?", [QUOTE.as_dict()],
+                                                                        "slack")
+
+
 OLD_ANSWERS = """
 CREATE TABLE answers (
     answer_id TEXT PRIMARY KEY, conversation_key TEXT NOT NULL, platform TEXT NOT NULL, user TEXT NOT NULL,
@@ -168,6 +190,7 @@ def test_the_redacting_wrapper_passes_the_admin_queries_through(tmp_path: Path) 
         assert saved.question == "my SSN is [ssn], eligible?"
         [rating] = store.feedback(since=datetime(2026, 1, 1, tzinfo=UTC))
         assert rating.reason == "call me at [phone]"
+        assert [r.reason for r in store.ratings(datetime(2026, 1, 1, tzinfo=UTC))] == ["call me at [phone]"]
 
 
 def test_the_handler_saves_the_engine_time_of_each_answer(tmp_path: Path, demo_store: Path) -> None:
