@@ -113,7 +113,12 @@ def cmd_feedback_export(args: argparse.Namespace, settings: Settings) -> int:
     with _store(settings) as store:
         rows = export_rows(store, since)
         if args.out is None:
-            count = writer(rows, sys.stdout)
+            try:
+                count = writer(rows, sys.stdout)
+                sys.stdout.flush()
+            except BrokenPipeError:  # `navibot feedback export | head`: the reader has seen enough
+                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
+                return 0
             where = "standard output"
         else:
             count = _write_atomically(args.out, lambda out: writer(rows, out))

@@ -411,3 +411,23 @@ def test_a_failed_export_leaves_the_last_good_file(tmp_path: Path, monkeypatch: 
     assert "No space left on device" in capsys.readouterr().err
     assert out.read_text() == "the previous export\n"
     assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".part")] == []  # the partial file is gone
+
+
+def test_export_into_a_pipe_closed_early_is_not_an_error(tmp_path: Path) -> None:
+    """`navibot feedback export | head -1`: no BrokenPipeError traceback, exit 0."""
+    import os
+    import subprocess
+    import sys
+
+    store = SQLiteConversationStore(conversations_file())
+    for n in range(20):  # 240 kB: more than a pipe holds, so the export is still writing when the pipe closes
+        store.save_answer(answer(f"p{n}", "2026-03-01T09:00:00.000+00:00", answer_text="long answer " * 1000))
+        store.record_feedback(f"p{n}", "U1", True, None)
+    store.close()
+    process = subprocess.Popen([sys.executable, "-m", "bot.cli", "feedback", "export"], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, env={**os.environ}, cwd=tmp_path)
+    assert process.stdout is not None and process.stderr is not None
+    assert process.stdout.readline().startswith(b"time,platform")
+    process.stdout.close()  # what `head -1` does after its line
+    err = process.stderr.read().decode()
+    assert process.wait(30) == 0 and "Traceback" not in err and "BrokenPipe" not in err
