@@ -33,6 +33,7 @@ button clicks are signed with SLACK_SIGNING_SECRET as Slack signs them. One cloc
 from __future__ import annotations
 
 import argparse
+import json
 import platform
 import re
 import sqlite3
@@ -44,6 +45,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
@@ -105,6 +107,11 @@ class Sequential:
     follow_overhead_ms: list[float] = field(default_factory=list)
     calls: dict[str, int] = field(default_factory=dict)
     errors: int = 0
+    delay_ms: list[float] = field(default_factory=list)
+    generate_calls: list[int] = field(default_factory=list)
+    engine_overhead_ms: list[float] = field(default_factory=list)  # engine total − fakes' delays
+    outside_engine_ms: list[float] = field(default_factory=list)  # answer time − engine total
+    stage_overhead_ms: dict[str, list[float]] = field(default_factory=dict)
 
 
 def one_turn(h: ServeHarness, channel: str, text: str, thread_ts: str | None, count: int
@@ -133,12 +140,49 @@ def bench_sequential(h: ServeHarness, conversations: int, tally: Tally) -> Seque
             answer = (post.at - sent.sent_at) * 1000
             overhead = answer - delay * 1000
             result.ack_ms.append(sent.ack_ms)
+            result.delay_ms.append(delay * 1000)
+            result.generate_calls.append(calls["generate"])
             result.answer_ms.append(answer)
             result.overhead_ms.append(overhead)
             (result.first_overhead_ms if n == 1 else result.follow_overhead_ms).append(overhead)
             for name, value in calls.items():
                 result.calls[name] = result.calls.get(name, 0) + value
+    breakdown(h, result)
     return result
+
+
+def turn_lines(h: ServeHarness) -> list[dict[str, Any]]:
+    """The server's own per-turn log lines (JSON, `"event": "turn"`), in the order the turns ended."""
+    found = []
+    for line in h.log_path.read_text(encoding="utf-8", errors="replace").splitlines():
+        if line.startswith("{"):
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if record.get("event") == "turn":
+                found.append(record)
+    return found
+
+
+def breakdown(h: ServeHarness, result: Sequential) -> None:
+    """Where the overhead goes, from the engine's stage timings in the server's log: the sequential turns are the
+    last ones logged, in order (one at a time, each answered before the next is sent)."""
+    generations = result.generate_calls
+    lines = turn_lines(h)[-len(result.answer_ms):]
+    if len(lines) != len(result.answer_ms):
+        return  # no JSON turn log (e.g. `navibot slack`, text logs): no breakdown
+    for i, record in enumerate(lines):
+        t = record.get("timings_ms", {})
+        follow_up = i % 2 == 1
+        delays = {"rewrite": GENERATE_S if follow_up else 0.0, "retrieve": EMBED_S, "rerank": RERANK_S,
+                  "generate": GENERATE_S if generations[i] - (1 if follow_up else 0) > 0 else 0.0}
+        for stage, delay in delays.items():
+            if stage in t and (stage != "rewrite" or follow_up):
+                result.stage_overhead_ms.setdefault(stage, []).append(t[stage] - delay * 1000)
+        total = float(t.get("total", 0.0))
+        result.engine_overhead_ms.append(total - result.delay_ms[i])
+        result.outside_engine_ms.append(result.answer_ms[i] - total)
 
 
 # --- 2. concurrent questions and feedback ---------------------------------------------------------------------------
@@ -348,6 +392,18 @@ def render(args: argparse.Namespace, seq: Sequential, conc: Concurrent, storm: S
         ("Sequential: overhead of first questions / follow-ups, median ms",
          f"{med(seq.first_overhead_ms):.1f} / {med(seq.follow_overhead_ms):.1f}", "—", "—"),
         ("Sequential: turns not answered in their thread", str(seq.errors), "0", verdict(seq.errors == 0)),
+    ]
+    if seq.engine_overhead_ms:
+        rows += [
+            ("Sequential overhead, inside the engine (engine total − fakes' delays), median / p95 ms",
+             f"{med(seq.engine_overhead_ms):.1f} / {p95(seq.engine_overhead_ms):.1f}", "—", "—"),
+            *[(f"… of which stage {stage} (stage time − its fake's delay), median / p95 ms",
+               f"{med(values):.1f} / {p95(values):.1f}", "—", "—") for stage, values in seq.stage_overhead_ms.items()],
+            (("Sequential overhead, outside the engine (Bolt, thread hop, history and answer writes, rendering, "
+              "chat.postMessage), median / p95 ms"),
+             f"{med(seq.outside_engine_ms):.1f} / {p95(seq.outside_engine_ms):.1f}", "—", "—"),
+        ]
+    rows += [
         (f"{conc.n} at once: acks not 200 (events and clicks)", str(conc.bad_acks), "0", verdict(conc.bad_acks == 0)),
         (f"{conc.n} at once: answered in their own thread", f"{conc.answered_in_thread} / {conc.n}", f"{conc.n}",
          verdict(conc.answered_in_thread == conc.n)),
@@ -401,7 +457,7 @@ def render(args: argparse.Namespace, seq: Sequential, conc: Concurrent, storm: S
              + metric(samples, "navibot_no_answers_total", platform="slack")
              + metric(samples, "navibot_errors_total", kind="store"), tally.questions),
             ("total-stage histogram count", metric(samples, "navibot_stage_seconds_count", stage="total"),
-             tally.questions - tally.store_errors),
+             tally.questions),  # a failed turn is timed too
         ]
         for name, seen, sent in checks:
             rows.append((f"/metrics {name}: counted vs sent", f"{seen:.0f} vs {sent}", "equal",
