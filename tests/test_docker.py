@@ -5,23 +5,29 @@ cleanly (exit 0)."""
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import json
 import re
 import shlex
+import shutil
 import signal
 import socket
 import subprocess
 import sys
 import time
 import tomllib
+import urllib.request
 from pathlib import Path
 
 import pytest
 import yaml
 
 from bot.settings import Settings
+from bot.sqlite_conversations import SQLiteConversationStore
 from rag.mongo.config import describe_hosts
-from tests.fake_slack import BackgroundLoop, FakeSlack
+from tests.fake_models import FakeGemini
+from tests.fake_slack import BOT_USER_ID, TEAM_ID, BackgroundLoop, FakeSlack
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCKERFILE = ROOT / "Dockerfile"
@@ -156,17 +162,40 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def test_the_image_command_serves_passes_its_healthcheck_and_stops_on_sigterm(tmp_path: Path) -> None:
+def signed_mention(channel: str, secret: str) -> tuple[bytes, dict[str, str], str]:
+    ts = f"{int(time.time())}.000100"
+    body = json.dumps({"token": "legacy", "team_id": TEAM_ID, "api_app_id": "A0NAVI", "type": "event_callback",
+                       "event_id": "EvDOCKER1", "event_time": int(time.time()),
+                       "authorizations": [{"team_id": TEAM_ID, "user_id": BOT_USER_ID, "is_bot": True}],
+                       "event": {"type": "app_mention", "user": "U0ALICE", "channel": channel, "ts": ts,
+                                 "event_ts": ts, "text": f"<@{BOT_USER_ID}> Can college students get SNAP?"}})
+    now = str(int(time.time()))
+    digest = hmac.new(secret.encode(), f"v0:{now}:{body}".encode(), hashlib.sha256).hexdigest()
+    return body.encode(), {"X-Slack-Request-Timestamp": now, "X-Slack-Signature": f"v0={digest}",
+                           "Content-Type": "application/json"}, ts
+
+
+def test_the_image_command_serves_passes_its_healthcheck_and_finishes_an_answer_on_sigterm(
+        tmp_path: Path, demo_store_file: Path) -> None:
+    """The image's CMD with the image's ENV; Gemini (a fake, 1.5 s per answer) is still writing an answer when
+    SIGTERM arrives: the answer is posted and saved, and the process exits 0."""
     loop = BackgroundLoop()
     fake = FakeSlack()
     loop.run(fake.start())
+    gemini = FakeGemini().start()
+    gemini.delays[":generateContent"] = 1.5
     port = free_port()
+    data = tmp_path / "data"  # the volume, with the demo knowledge base ingested
+    data.mkdir()
+    shutil.copy(demo_store_file, data / "knowledge.sqlite3")
     bin_dir = str(Path(sys.executable).parent)  # the image has python and navibot on its PATH; here, this venv
     env = {"PATH": f"{bin_dir}:/usr/bin:/bin", "HOME": str(tmp_path / "home"), "LANG": "C.UTF-8"}
     env.update(env_of_image())
-    env["NAVIBOT_DATA_DIR"] = str(tmp_path / "data")  # the volume
+    env["NAVIBOT_DATA_DIR"] = str(data)
     env["NAVIBOT_PORT"] = str(port)
-    env.update(SLACK_BOT_TOKEN="xoxb-test", SLACK_SIGNING_SECRET="0123456789abcdef", SLACK_API_URL=fake.api_url)
+    secret = "0123456789abcdef"
+    env.update(SLACK_BOT_TOKEN="xoxb-test", SLACK_SIGNING_SECRET=secret, SLACK_API_URL=fake.api_url,
+               NAVIBOT_LLM="gemini", NAVIBOT_GEMINI_API_KEYS="test-key", NAVIBOT_GEMINI_BASE_URLS=gemini.url)
     check = healthcheck_command()
 
     def healthy() -> bool:
@@ -183,7 +212,17 @@ def test_the_image_command_serves_passes_its_healthcheck_and_stops_on_sigterm(tm
             assert process.poll() is None, f"navibot serve exited: {process.communicate()[1]}"
             assert time.monotonic() < deadline, "not healthy within 30 s"
             time.sleep(0.2)
-        process.send_signal(signal.SIGTERM)
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=5) as response:
+            health = json.loads(response.read())
+        assert health["status"] == "ok" and health["knowledge"]["documents"] >= 12
+        body, headers, thread = signed_mention("C0DOCKER", secret)
+        request = urllib.request.Request(f"http://127.0.0.1:{port}/slack/events", data=body, headers=headers)
+        with urllib.request.urlopen(request, timeout=5) as response:
+            assert response.status == 200
+        while not any(c.path.endswith(":generateContent") for c in gemini.calls):
+            assert time.monotonic() < deadline + 10, "the answer was never asked of Gemini"
+            time.sleep(0.02)
+        process.send_signal(signal.SIGTERM)  # mid-answer
         _out, err = process.communicate(timeout=30)
     finally:
         if process.poll() is None:
@@ -191,8 +230,15 @@ def test_the_image_command_serves_passes_its_healthcheck_and_stops_on_sigterm(tm
             process.communicate()
         loop.run(fake.stop())
         loop.close()
+        gemini.stop()
     assert process.returncode == 0, err
     assert f"navibot serve: http://localhost:{port} as navibot in Navigators: Slack HTTP events at /slack/events" in err
-    assert "Traceback" not in err and "xoxb-test" not in err
-    assert fake.of("auth.test"), "the token was checked at start-up"
-    assert (tmp_path / "data" / "knowledge.sqlite3").exists(), "the stores live on the volume"
+    assert "Traceback" not in err and "xoxb-test" not in err and "test-key" not in err
+    [posted] = fake.of("chat.postMessage", "C0DOCKER")
+    assert posted.args["thread_ts"] == thread and "student" in posted.args["text"].lower()
+    saved = SQLiteConversationStore(Settings(_env_file=None, data_dir=data).conversations_path)  # type: ignore[call-arg]
+    try:
+        [turn] = saved.history(f"slack|{TEAM_ID}|C0DOCKER|{thread}", 5)
+    finally:
+        saved.close()
+    assert "student" in turn.answer.lower()
