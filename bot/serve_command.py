@@ -24,7 +24,9 @@ def add_serve_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPar
     serve = subparsers.add_parser(
         "serve", help="run the bot for Slack and Teams in one server, with /healthz and /metrics",
         description="One HTTP server: Slack events at /slack/events, Teams at /api/messages, GET /healthz and "
-                    "GET /metrics. Slack Socket Mode runs alongside when SLACK_APP_TOKEN is set.")
+                    "GET /metrics. Slack Socket Mode runs alongside when SLACK_APP_TOKEN is set. Teams needs its three "
+                    "NAVIBOT_TEAMS_* credentials (anonymous mode only with NAVIBOT_TEAMS_ALLOW_ANONYMOUS=true). "
+                    "SIGTERM or Ctrl-C: the answers under way are finished first.")
     serve.add_argument("--host", help="interface to listen on (default: NAVIBOT_HOST, 0.0.0.0)")
     serve.add_argument("--port", type=int, help="port (default: NAVIBOT_PORT, 8080)")
     serve.add_argument("--store", type=Path, help="SQLite store file (default: from settings)")
