@@ -37,7 +37,11 @@ def add_admin_parsers(subparsers: argparse._SubParsersAction[argparse.ArgumentPa
     feedback = subparsers.add_parser("feedback", help="export the navigators' ratings of answers")
     sub = feedback.add_subparsers(dest="feedback_command", required=True)
     export = sub.add_parser("export", help="write feedback (question, answer, citations, rating, reason, platform, "
-                                           "time) as CSV or JSON Lines")
+                                           "time) as CSV or JSON Lines",
+                            description="One row per rating, oldest first. Text is exported as stored: with "
+                                        "NAVIBOT_REDACT_PII on (the default), SSNs, phone numbers, e-mails and dates "
+                                        "of birth were replaced before it was saved. In CSV, a cell starting with "
+                                        "= + - @ gets a leading apostrophe so a spreadsheet shows it as text.")
     export.add_argument("--since", help="only feedback given on or after this date (YYYY-MM-DD, UTC)")
     export.add_argument("--format", choices=("csv", "jsonl"), default="csv", help="output format (default: csv)")
     export.add_argument("--out", type=Path, help="file to write (default: standard output)")

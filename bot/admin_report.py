@@ -153,9 +153,10 @@ def citation_line(citations: list[dict[str, Any]]) -> str:
 
 
 def export_row(record: FeedbackRecord) -> dict[str, Any]:
-    """One rating as it is exported; the time is when the rating as it stands was given (ISO 8601, UTC)."""
+    """One rating as it is exported; the time is when the rating as it stands was given (ISO 8601, UTC); no reason
+    is None (null in JSON Lines, an empty cell in CSV)."""
     return {"time": record.updated, "platform": record.platform,
-            "rating": "helpful" if record.helpful else "not helpful", "reason": record.reason or "",
+            "rating": "helpful" if record.helpful else "not helpful", "reason": record.reason,
             "question": record.question, "answer": record.answer, "citations": record.citations}
 
 
@@ -176,7 +177,7 @@ def write_csv(rows: Iterable[dict[str, Any]], out: TextIO) -> int:
     writer.writerow(EXPORT_FIELDS)
     count = 0
     for row in rows:
-        cells = {**row, "citations": citation_line(row["citations"])}
+        cells = {**row, "reason": row["reason"] or "", "citations": citation_line(row["citations"])}
         writer.writerow([defuse(str(cells[name])) for name in EXPORT_FIELDS])
         count += 1
     return count

@@ -371,6 +371,12 @@ def test_export_jsonl_to_a_file_keeps_the_text_and_the_citation_dicts(tmp_path: 
     assert rows[0]["question"] == TRICKY_QUESTION
     assert rows[0]["citations"] == [QUOTE.as_dict()]
     assert set(rows[0]) == {"time", "platform", "rating", "reason", "question", "answer", "citations"}
+    store = SQLiteConversationStore(conversations_file())
+    store.record_feedback("t1", "U1", True, None)  # the reason taken back
+    store.close()
+    assert main(["feedback", "export", "--format", "jsonl", "--out", str(out)]) == 0
+    assert [json.loads(line)["reason"] for line in out.read_text(encoding="utf-8").splitlines()] == [
+        "@SUM(1+1) and, a comma", None]
     assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".part")] == []
 
 
