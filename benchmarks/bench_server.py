@@ -300,7 +300,8 @@ class StoreDown:
     apologies_with_trace: int
     reply_ms: list[float]
     reply_texts: list[str]
-    health_locked: tuple[int, str, float] | None
+    health_waiting: tuple[int, str, float] | None  # while the questions' writes wait on the lock
+    health_locked: tuple[int, str, float] | None  # lock still held, no turn under way
     alive_while_locked: bool
     health_after: tuple[int, str, float] | None
     recovered: bool
@@ -324,6 +325,8 @@ def bench_store_down(h: ServeHarness, n: int, tally: Tally) -> StoreDown:
         sent: list[Sent] = run_all(h, [h.mention_async(ch, QUESTIONS[i % len(QUESTIONS)])
                                        for i, ch in enumerate(channels)])
         tally.questions += n
+        time.sleep(1.0)
+        health_waiting = health(h)
         posts = [h.wait_posts(ch, 1, timeout=120)[0] for ch in channels]
         texts = [str(p.args.get("text")) for p in posts]
         traced = sum(1 for p, s in zip(posts, sent, strict=True)
@@ -338,8 +341,9 @@ def bench_store_down(h: ServeHarness, n: int, tally: Tally) -> StoreDown:
     sent_after, post, _, _ = one_turn(h, channel_id(), QUESTIONS[0], None, 1)
     tally.questions += 1
     recovered = answer_id_of(post) is not None and not TRACE.search(text_of(post))
-    return StoreDown(n, traced, [(p.at - s.sent_at) * 1000 for s, p in zip(sent, posts, strict=True)], texts,
-                     health_locked, alive, health_after, recovered, (post.at - sent_after.sent_at) * 1000, h.alive())
+    reply_ms = [(p.at - s.sent_at) * 1000 for s, p in zip(sent, posts, strict=True)]
+    return StoreDown(n, traced, reply_ms, texts, health_waiting, health_locked, alive, health_after, recovered,
+                     (post.at - sent_after.sent_at) * 1000, h.alive())
 
 
 # --- 5. metrics -----------------------------------------------------------------------------------------------------
@@ -435,8 +439,12 @@ def render(args: argparse.Namespace, seq: Sequential, conc: Concurrent, storm: S
          f"{med(down.reply_ms):.0f} / {max(down.reply_ms):.0f}", "—", "—"),
         ("Store locked: process still up", str(down.alive_while_locked), "True", verdict(down.alive_while_locked)),
     ]
+    if down.health_waiting is not None:
+        rows.append(("Store locked, questions waiting on it: GET /healthz status (ms)",
+                     f"{down.health_waiting[0]} ({down.health_waiting[2]:.0f} ms)", "503",
+                     verdict(down.health_waiting[0] == 503)))
     if down.health_locked is not None:
-        rows.append(("Store locked: GET /healthz status (ms)",
+        rows.append(("Store locked, no question under way: GET /healthz status (ms)",
                      f"{down.health_locked[0]} ({down.health_locked[2]:.0f} ms)", "503",
                      verdict(down.health_locked[0] == 503)))
     if down.health_after is not None:
@@ -485,6 +493,9 @@ def render(args: argparse.Namespace, seq: Sequential, conc: Concurrent, storm: S
          "2 Gemini keys (2 failover endpoints); signed requests; the demo knowledge base."),
         f"- Model calls in the sequential run: {seq.calls}; in the {conc.n} concurrent questions: {conc.calls}.",
         f"- The store-locked apology reads: \"{down_text}\"",
+        *(f"- /healthz {when}: {found[0]} {found[1]}" for when, found in
+          (("while the locked questions waited", down.health_waiting), ("with the lock held, no question under way",
+                                                                       down.health_locked)) if found is not None),
         *(f"- {note}" for note in metric_notes + tally.notes),
         f"- Whole benchmark took {total_s:.0f} s. Overall: **{overall}**",
         "",
