@@ -378,3 +378,18 @@ def test_a_bad_navibot_access_groups_is_one_line_exit_2(value: str, message_part
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("navibot: ") and message_part in err, err
     assert not Path("unused.sqlite3").exists()  # refused before anything was opened
+
+
+def test_re_ingesting_a_public_document_with_groups_restricts_it(restricted_file: Path, tmp_path: Path) -> None:
+    """Groups are part of a document's content hash: re-ingesting the same file with --groups is not skipped as
+    unchanged, and the chats without access lose it at once."""
+    bot, spy = make_bot(tmp_path / "knowledge.sqlite3", tmp_path)
+    try:
+        assert bot.core.ingestor.ingest_paths([restricted_file]).added == 1  # first loaded for everyone
+        assert_cited(bot.handler.handle(slack_turn(SLACK_PUBLIC)))
+        assert bot.core.ingestor.ingest_paths([restricted_file], groups=[STAFF]).updated == 1
+        spy.reset()
+        assert_public(bot.handler.handle(slack_turn(SLACK_PUBLIC, thread="2")), spy)
+        assert_cited(bot.handler.handle(slack_turn(SLACK_STAFF, thread="3")))
+    finally:
+        bot.close()
