@@ -157,6 +157,9 @@ def configure_logging(fmt: LogFormat, verbose: bool, redact_pii: bool, *, level:
     handler.setFormatter(JsonFormatter(redact_pii) if fmt == "json" else TextFormatter(redact_pii))
     root.addHandler(handler)
     root.setLevel(logging.DEBUG if verbose else (level if level is not None else logging.WARNING))
+    # Slack Bolt copies the root level onto the logger named after the app ("navibot", the parent of
+    # "navibot.turns") at each request; after a reconfiguration that stale copy would hide the turn lines.
+    logging.getLogger("navibot").setLevel(logging.NOTSET)
 
 
 def resolve_format(log_format: str, command: str | None) -> LogFormat:
