@@ -15,6 +15,8 @@ from typing import Any
 
 import pytest
 
+from adapters.slack.blocks import ACTION_SHOW_QUOTES
+from adapters.teams.cards import VERB_HELPFUL
 from bot import db_admin
 from bot.access import AccessError, AccessMap
 from bot.cli import demo_kb_path, main
@@ -28,7 +30,7 @@ from rag.mongo.connection import MongoConnection
 from tests.fake_slack import serve_http
 from tests.mongo_fake import FakeDatabase
 from tests.test_slack import SECRET, Harness, all_text, answer_id_of
-from tests.test_teams import message, running
+from tests.test_teams import actions, message, only_card, running
 
 pytestmark = pytest.mark.filterwarnings("ignore:datetime.datetime.utcnow:DeprecationWarning")
 
@@ -393,3 +395,45 @@ def test_re_ingesting_a_public_document_with_groups_restricts_it(restricted_file
         assert_cited(bot.handler.handle(slack_turn(SLACK_STAFF, thread="3")))
     finally:
         bot.close()
+
+
+# --- buttons carry an answer id that comes back from the client ---------------------------------------------------
+
+BUTTON_LEAK = ("hardening (adapters, not in this part's files): a button's answer id comes back from the client and "
+               "the adapter renders that stored answer, with its quotes, into whatever chat the click came from, "
+               "without checking that the answer belongs to that chat. Exploiting it needs the answer's 128-bit id, "
+               "which only the chat that got the answer is shown; fix: refuse a record whose conversation_key is "
+               "not the click's channel (Slack) / conversation (Teams)")
+
+
+@pytest.mark.xfail(strict=True, reason=BUTTON_LEAK)
+def test_slack_show_quotes_with_another_channels_answer_id_shows_nothing(slack: tuple[Harness, Spy]) -> None:
+    harness, _ = slack
+    _, staff = harness.mention(SLACK_STAFF, QUESTION)
+    harness.settle()
+    answer_id = answer_id_of(staff)
+    _, public = harness.mention(SLACK_PUBLIC, "Can college students get SNAP?")
+    harness.settle()
+    harness.click(public, SLACK_PUBLIC, "U0MALLORY", ACTION_SHOW_QUOTES, answer_id)  # the staff answer's id
+    harness.settle()
+    shown = harness.fake.of("chat.update", SLACK_PUBLIC) + harness.fake.of("chat.postEphemeral", SLACK_PUBLIC)
+    assert all(SECRET_CODE not in all_text(call) for call in shown)
+
+
+@pytest.mark.xfail(strict=True, reason=BUTTON_LEAK)
+def test_teams_feedback_with_another_teams_answer_id_shows_nothing(staff_bot: tuple[Bot, Spy]) -> None:
+    bot, _ = staff_bot
+
+    async def scenario() -> str:
+        async with running(bot) as h:
+            await h.post(message(h.connector, QUESTION, activity_id="s9"))  # the mapped team's channel
+            reply = (await h.connector.wait_messages(1))[-1]
+            action = next(a for a in actions(only_card(reply), "Action.Execute") if a["verb"] == VERB_HELPFUL)
+            invoke = {**message(h.connector, "", activity_id="m9", conversation="a:1mallorypersonal",
+                                conversation_type="personal", mention=False),
+                      "type": "invoke", "name": "adaptiveCard/action",
+                      "value": {"action": {"type": "Action.Execute", "verb": VERB_HELPFUL, "data": action["data"]}}}
+            async with h.session.post(h.url, json=invoke) as response:
+                return await response.text()
+
+    assert SECRET_CODE not in asyncio.run(scenario())
