@@ -203,6 +203,7 @@ class LatencyResult:
     build_s: float
     reused: bool  # the store came from --store-dir (built by an earlier run the same way)
     first_query_ms: float  # first search after opening the store: loads the vector matrix from SQLite
+    load: float  # 1-minute load average when the queries started (the machine is shared)
     times_ms: list[float]
     by_query_ms: dict[str, list[float]]
 
@@ -316,6 +317,7 @@ def bench_queries(path: Path, queries: list[str], n: int, target: int, build_s: 
                   stage_queries: int = 0) -> tuple[LatencyResult, StageResult | None]:
     """Opens the store afresh (as the server does at start) and times searches on it."""
     gc.collect()
+    load = os.getloadavg()[0]
     core = build_core(Settings(), path)
     try:
         warm_up(core)
@@ -337,7 +339,7 @@ def bench_queries(path: Path, queries: list[str], n: int, target: int, build_s: 
     finally:
         core.close()
     latency = LatencyResult(target, counts["chunks"], counts["documents"], store_bytes(path), build_s, reused,
-                            first_s * 1000, times, by_query)
+                            first_s * 1000, load, times, by_query)
     if stages is not None:
         stages.chunks = counts["chunks"]
     return latency, stages
@@ -414,7 +416,7 @@ def render(args: argparse.Namespace, ingest: IngestResult, sizes: list[LatencyRe
     rows.append(("Ingest: words per second", f"{ingest.words / ingest.median_s:,.0f}", "—", "—"))
     rows.append(("Ingest: chunks per second", f"{ingest.chunks / ingest.median_s:,.0f}", "—", "—"))
     for res in sorted(sizes, key=lambda r: -r.chunks):
-        where = f"{res.chunks:,} chunks ({res.documents} docs)"
+        where = f"{res.chunks:,} chunks ({res.documents} docs; load average {res.load:.1f})"
         rows.append((f"Search k={K}, median ms @ {where}", f"{res.median_ms:.2f}", f"< {MEDIAN_TARGET_MS:.0f}",
                      verdict(res.median_ms, MEDIAN_TARGET_MS)))
         rows.append((f"Search k={K}, p95 ms @ {where}", f"{res.p95_ms:.2f}", f"< {P95_TARGET_MS:.0f}",
