@@ -15,8 +15,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pymongo.errors import ServerSelectionTimeoutError
 
-from bot import mongo_conversations, sqlite_conversations
+from bot import admin_command, mongo_conversations, sqlite_conversations
 from bot.admin_report import compute_stats, defuse, parse_since, stats_text
 from bot.cli import main
 from bot.conversations import AnswerRecord, ConversationStore
@@ -437,3 +438,19 @@ def test_export_into_a_pipe_closed_early_is_not_an_error(tmp_path: Path) -> None
     process.stdout.close()  # what `head -1` does after its line
     err = process.stderr.read().decode()
     assert process.wait(30) == 0 and "Traceback" not in err and "BrokenPipe" not in err
+
+
+def test_mongodb_lost_while_reading_is_one_line_exit_2(monkeypatch: pytest.MonkeyPatch,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    with mongodb_settings(monkeypatch) as db:
+        real = admin_command.compute_stats
+
+        def lost_first(store: ConversationStore, since: datetime | None) -> Any:
+            db.server.fail = ServerSelectionTimeoutError("db.example:27017: timed out")  # after the store opened
+            return real(store, since)
+
+        monkeypatch.setattr(admin_command, "compute_stats", lost_first)
+        assert main(["stats"]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "conversation store on MongoDB failed" in err and "timed out" in err
+        db.server.fail = None
