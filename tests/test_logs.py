@@ -12,6 +12,14 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks.serve_harness import (
+    BOT_TOKEN,
+    SECRET,
+    ServeHarness,
+    answer_id_of,
+    channel_id,
+    run_all,
+)
 from bot.cli import main
 from bot.handler import TurnHandler
 from bot.logs import configure_logging, mask_secrets, resolve_format
@@ -272,3 +280,34 @@ def test_a_bad_setting_is_still_one_line(capsys: pytest.CaptureFixture[str],
         assert main(["search", "anything"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("navibot: invalid setting: NAVIBOT_TOP_K") and err.count("\n") == 1
+
+
+def test_navibot_serve_writes_json_lines_with_one_per_turn_and_no_personal_data(demo_store: Path,
+                                                                               tmp_path: Path) -> None:
+    """`navibot serve` as an admin runs it (a subprocess, configured by the environment), driven by signed Slack
+    events: its log is JSON lines, one per turn and per feedback click, the question redacted."""
+    harness = ServeHarness(tmp_path / "serve", store=demo_store, providers=False,
+                           extra_env={"NAVIBOT_LOG_QUESTIONS": "true"}).start()
+    try:
+        channel = channel_id()
+        assert harness.mention(channel, PII_QUESTION).status == 200
+        assert harness.mention(channel, "Can college students get SNAP?").status == 200
+        posts = harness.wait_posts(channel, 2, timeout=30)
+        answer = next(p for p in posts if answer_id_of(p))
+        [(status, _)] = run_all(harness, [harness.click_feedback_async(answer, "U0CLICKER", False)])
+        assert status == 200
+        harness.loop.run(harness.slack.wait_for("chat.postEphemeral", 1, channel, 15), 20)
+    finally:
+        assert harness.stop() == 0
+    log = harness.log_path.read_text()
+    # Every line is JSON but the server's own start-up line, printed for the person who started it.
+    records = [json.loads(line) for line in log.splitlines() if line.strip() and not line.startswith("navibot serve:")]
+    turns = [r for r in records if r.get("event") == "turn"]
+    assert len(turns) == 2
+    [turn] = [r for r in turns if "[ssn]" in r["question"]]
+    assert turn["platform"] == "slack" and turn["kind"] in ("answer", "no_answer") and len(turn["trace_id"]) == 12
+    assert turn["timings_ms"]["total"] > 0 and "[ssn]" in turn["question"] and "[dob]" in turn["question"]
+    [feedback] = [r for r in records if r.get("event") == "feedback"]
+    assert feedback["rating"] == "down" and feedback["platform"] == "slack"
+    for secret in (*ORIGINALS, BOT_TOKEN, SECRET):
+        assert secret not in log
