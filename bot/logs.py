@@ -160,6 +160,8 @@ def configure_logging(fmt: LogFormat, verbose: bool, redact_pii: bool, *, level:
     # Slack Bolt copies the root level onto the logger named after the app ("navibot", the parent of
     # "navibot.turns") at each request; after a reconfiguration that stale copy would hide the turn lines.
     logging.getLogger("navibot").setLevel(logging.NOTSET)
+    # A library's Python warning would otherwise be a bare text line among the JSON objects.
+    logging.captureWarnings(fmt == "json")
 
 
 def resolve_format(log_format: str, command: str | None) -> LogFormat:

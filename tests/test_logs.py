@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import json
 import logging
+import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -311,3 +312,14 @@ def test_navibot_serve_writes_json_lines_with_one_per_turn_and_no_personal_data(
     assert feedback["rating"] == "down" and feedback["platform"] == "slack"
     for secret in (*ORIGINALS, BOT_TOKEN, SECRET):
         assert secret not in log
+
+
+def test_python_warnings_become_json_lines(logs: Callable[..., Lines]) -> None:
+    lines = logs("json")
+    try:
+        warnings.warn("the token=abc123 option is deprecated", DeprecationWarning, stacklevel=1)
+    finally:
+        logging.captureWarnings(False)
+    [line] = map(json.loads, lines())
+    assert line["logger"] == "py.warnings" and "DeprecationWarning" in line["message"]
+    assert "abc123" not in line["message"]
