@@ -416,3 +416,20 @@ def test_sigterm_mid_turn_finishes_the_answer_then_stops(bot: Bot) -> None:
     assert not seen["late_posted"]
     key = Turn("slack", TEAM_ID, "C0SLOW", seen["thread"], "U0ALICE", STUDENTS).conversation_key
     assert len(bot.conversations.history(key, 5)) == 1, "and saved"
+
+
+def test_teams_with_credentials_refuses_an_unauthenticated_request(bot: Bot) -> None:
+    async def scenario() -> tuple[int, int]:
+        connector = FakeConnector()
+        await connector.start()
+        try:
+            credentials = teams(client_id=GUID, client_secret=SecretStr("s"), tenant_id=TENANT)
+            async with serving(bot, no_slack(), credentials) as running:
+                status = await running.teams_activity(activity(connector, STUDENTS))
+                await asyncio.sleep(0.2)
+                return status, len(connector.calls)
+        finally:
+            await connector.stop()
+
+    status, sent = asyncio.run(scenario())
+    assert status == 401 and sent == 0
