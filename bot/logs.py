@@ -28,6 +28,7 @@ from bot.settings import Settings
 LogFormat = Literal["json", "text"]
 TEXT_FORMAT = "%(levelname)s %(name)s: %(message)s"
 SERVER_COMMANDS = ("serve", "slack", "teams")  # long-running: their INFO lines (one per turn) are shown
+CHATTY_LIBRARIES = ("microsoft_agents", "aiohttp.access")  # kept to WARNING unless verbose
 
 _MASK = "***"
 # Secret shapes masked in every line, whatever the PII setting. Each keeps its prefix so the line still says
@@ -160,6 +161,10 @@ def configure_logging(fmt: LogFormat, verbose: bool, redact_pii: bool, *, level:
     # Slack Bolt copies the root level onto the logger named after the app ("navibot", the parent of
     # "navibot.turns") at each request; after a reconfiguration that stale copy would hide the turn lines.
     logging.getLogger("navibot").setLevel(logging.NOTSET)
+    # At INFO the log has one line per turn (navibot.turns); the libraries' own INFO lines (the Agents SDK writes
+    # two per Teams reply, aiohttp one per request) would bury it. -v shows them again.
+    for name in CHATTY_LIBRARIES:
+        logging.getLogger(name).setLevel(logging.NOTSET if verbose else logging.WARNING)
     # A library's Python warning would otherwise be a bare text line among the JSON objects.
     logging.captureWarnings(fmt == "json")
 

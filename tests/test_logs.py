@@ -323,3 +323,14 @@ def test_python_warnings_become_json_lines(logs: Callable[..., Lines]) -> None:
     [line] = map(json.loads, lines())
     assert line["logger"] == "py.warnings" and "DeprecationWarning" in line["message"]
     assert "abc123" not in line["message"]
+
+
+def test_library_info_lines_are_held_back_unless_verbose(logs: Callable[..., Lines]) -> None:
+    lines = logs("json")
+    logging.getLogger("microsoft_agents.hosting.core.connector.client.connector_client").info("Replying to activity")
+    logging.getLogger("aiohttp.access").info('127.0.0.1 "POST /api/messages HTTP/1.1" 202')
+    logging.getLogger("microsoft_agents.hosting.core").warning("a real problem")
+    assert [json.loads(line)["message"] for line in lines()] == ["a real problem"]
+    lines = logs("json", verbose=True)
+    logging.getLogger("aiohttp.access").info('127.0.0.1 "POST /api/messages HTTP/1.1" 202')
+    assert len(lines()) == 1
