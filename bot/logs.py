@@ -1,8 +1,8 @@
 """Where log lines go and what they look like: text for a person at a terminal, JSON (one object per line) for a
 log collector, with personal data redacted and secrets masked before anything is written.
 
-`configure_logging` installs one handler on the root logger, writing to stderr. Every line passes through
-`clean()`: known secret shapes are always masked (a library's error message may quote a URL with `?key=` or a
+`configure_logging` installs one handler on the root logger, writing to stderr. Every line is cleaned before it
+is written: known secret shapes are always masked (a library's error message may quote a URL with `?key=` or a
 MongoDB URI with its password), and with `NAVIBOT_REDACT_PII` on (the default) SSN-like numbers, phone numbers,
 e-mail addresses and dates of birth are replaced as in the conversation store (bot/redact.py).
 
@@ -136,7 +136,7 @@ class _StderrHandler(logging.StreamHandler):  # type: ignore[type-arg]
         pass
 
 
-_OURS = "navibot"
+_OURS = "navibot-stderr"  # the name of the handler configure_logging installs
 
 
 def configure_logging(fmt: LogFormat, verbose: bool, redact_pii: bool, *, level: int | None = None,

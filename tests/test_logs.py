@@ -48,7 +48,7 @@ Lines = Callable[[], list[str]]
 def _remove_ours() -> None:
     root = logging.getLogger()
     for handler in list(root.handlers):
-        if handler.get_name() == "navibot":
+        if handler.get_name() == "navibot-stderr":
             root.removeHandler(handler)
 
 
