@@ -9,6 +9,7 @@ from the code, never from what a user typed.
 
 from __future__ import annotations
 
+import bisect
 import math
 import threading
 from collections.abc import Iterable
@@ -74,7 +75,7 @@ class _Histogram:
 
     def observe(self, value: str, amount: float) -> None:
         counts, total = self.declare(value)
-        index = next((i for i, bound in enumerate(self.buckets) if amount <= bound), len(self.buckets))
+        index = bisect.bisect_left(self.buckets, amount)  # the first bucket whose bound is >= amount (le)
         counts[index] += 1
         total[0] += amount
 

@@ -108,17 +108,17 @@ def test_counts_after_some_turns() -> None:
 
 def test_histogram_buckets_are_cumulative_and_monotonic() -> None:
     metrics = Metrics()
-    for total_ms in (1.0, 4.0, 30.0, 700.0, 2_000.0, 45_000.0):
+    for total_ms in (1.0, 4.0, 5.0, 30.0, 700.0, 2_000.0, 45_000.0):
         metrics.turn(event("answer", total=total_ms))
     samples, _ = parse(metrics.render())
     bounds = [*(repr(b) if not float(b).is_integer() else str(int(b)) for b in STAGE_BUCKETS), "+Inf"]
     counts = [value(samples, "navibot_stage_seconds_bucket", stage="total", le=b) for b in bounds]
     assert counts == sorted(counts)
-    assert value(samples, "navibot_stage_seconds_bucket", stage="total", le="0.005") == 2
-    assert value(samples, "navibot_stage_seconds_bucket", stage="total", le="0.05") == 3
-    assert value(samples, "navibot_stage_seconds_bucket", stage="total", le="1") == 4
-    assert value(samples, "navibot_stage_seconds_bucket", stage="total", le="30") == 5  # 45 s is past every bound
-    assert counts[-1] == 6 == value(samples, "navibot_stage_seconds_count", stage="total")
+    assert value(samples, "navibot_stage_seconds_bucket", stage="total", le="0.005") == 3  # le: 5 ms is in
+    assert value(samples, "navibot_stage_seconds_bucket", stage="total", le="0.05") == 4
+    assert value(samples, "navibot_stage_seconds_bucket", stage="total", le="1") == 5
+    assert value(samples, "navibot_stage_seconds_bucket", stage="total", le="30") == 6  # 45 s is past every bound
+    assert counts[-1] == 7 == value(samples, "navibot_stage_seconds_count", stage="total")
 
 
 def test_label_values_are_escaped() -> None:
