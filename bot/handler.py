@@ -139,12 +139,26 @@ class TurnHandler:
         return Reply(ReplyKind.COMMAND, f"Mood set to {mood.name}: {mood.description} "
                                         "(for you, in this channel).", mood=mood.name)
 
-    def record_feedback(self, answer_id: str, user: str, helpful: bool, reason: str | None = None) -> FeedbackRecord:
-        """One rating per user and answer; clicking again updates it. Raises FeedbackError with a clear message."""
+    def answer_in_chat(self, answer_id: str, platform: str, channel: str) -> AnswerRecord | None:
+        """A stored answer, only when it was given in this chat. A button's answer id comes back from the client:
+        without this check a click could render another chat's answer, with quotes it may not see."""
+        record = self.conversations.get_answer(answer_id)
+        if record is None:
+            return None
+        where = record.conversation_key.split("|")
+        return record if len(where) >= 3 and where[0] == platform and where[2] == channel else None
+
+    def record_feedback(self, answer_id: str, user: str, helpful: bool, reason: str | None = None,
+                        chat: tuple[str, str] | None = None) -> FeedbackRecord:
+        """One rating per user and answer; clicking again updates it. Raises FeedbackError with a clear message.
+        With `chat` (platform, channel) the answer must have been given in that chat."""
         reason = (reason or "").strip() or None
         if reason and len(reason) > MAX_REASON_CHARS:
             raise FeedbackError(f"The reason is too long ({len(reason):,} characters; at most "
                                 f"{MAX_REASON_CHARS:,}).")
+        if chat is not None and self.answer_in_chat(answer_id, *chat) is None:
+            raise FeedbackError("I can't find that answer in this chat, so the rating was not saved "
+                                f"(answer id {answer_id!r}).")
         try:
             record = self.conversations.record_feedback(answer_id, user, helpful, reason)
         except UnknownAnswer as exc:

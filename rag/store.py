@@ -26,6 +26,7 @@ class StoredDocument:
     content_hash: str
     source_path: str | None
     chunk_count: int
+    groups: tuple[str, ...] = ("all",)  # who may see it (access control)
 
 
 @dataclass(frozen=True, slots=True)

@@ -213,10 +213,6 @@ def test_quotes_are_stored_only_with_answers_of_the_chat_that_may_see_them(staff
     assert SECRET_CODE not in json.dumps([c.as_dict() for c in record.citations]) + record.answer
 
 
-@pytest.mark.xfail(strict=True, reason="leak (shared file bot/runtime.py build_engine): the offline rewriter reads the "
-                                       "titles of ALL documents (rag/rewrite.CachedTitles), so in a chat without "
-                                       "access a follow-up naming a word of a restricted title is rewritten "
-                                       "differently, which shows that such a title exists")
 def test_the_rewriter_does_not_reveal_that_a_restricted_title_exists(staff_bot: tuple[Bot, Spy]) -> None:
     bot, _ = staff_bot
     thread = "1700000999.000100"
@@ -399,14 +395,10 @@ def test_re_ingesting_a_public_document_with_groups_restricts_it(restricted_file
 
 # --- buttons carry an answer id that comes back from the client ---------------------------------------------------
 
-BUTTON_LEAK = ("hardening (adapters, not in this part's files): a button's answer id comes back from the client and "
-               "the adapter renders that stored answer, with its quotes, into whatever chat the click came from, "
-               "without checking that the answer belongs to that chat. Exploiting it needs the answer's 128-bit id, "
-               "which only the chat that got the answer is shown; fix: refuse a record whose conversation_key is "
-               "not the click's channel (Slack) / conversation (Teams)")
+# A button's answer id comes back from the client: the adapters render a stored answer, with its quotes, only in the
+# chat that got it (TurnHandler.answer_in_chat).
 
 
-@pytest.mark.xfail(strict=True, reason=BUTTON_LEAK)
 def test_slack_show_quotes_with_another_channels_answer_id_shows_nothing(slack: tuple[Harness, Spy]) -> None:
     harness, _ = slack
     _, staff = harness.mention(SLACK_STAFF, QUESTION)
@@ -420,7 +412,6 @@ def test_slack_show_quotes_with_another_channels_answer_id_shows_nothing(slack: 
     assert all(SECRET_CODE not in all_text(call) for call in shown)
 
 
-@pytest.mark.xfail(strict=True, reason=BUTTON_LEAK)
 def test_teams_feedback_with_another_teams_answer_id_shows_nothing(staff_bot: tuple[Bot, Spy]) -> None:
     bot, _ = staff_bot
 

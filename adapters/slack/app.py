@@ -334,7 +334,8 @@ class SlackApp:
         thread_ts = message.get("thread_ts")
         user = str(body.get("user", {}).get("id", ""))
         try:
-            record = await asyncio.to_thread(self.bot.conversations.get_answer, str(action.get("value", "")))
+            record = await asyncio.to_thread(self.bot.handler.answer_in_chat, str(action.get("value", "")),
+                                             PLATFORM, channel)
             if record is None:
                 await self._ephemeral(channel, user, thread_ts,
                                       plain_message("I can't find that answer any more, so I can't show its quotes."))
@@ -358,7 +359,8 @@ class SlackApp:
             if rating not in {HELPFUL, NOT_HELPFUL} or not answer_id:
                 raise FeedbackError("That button did not say which answer it rates, so nothing was saved.")
             helpful = rating == HELPFUL
-            await asyncio.to_thread(self.bot.handler.record_feedback, answer_id, user, helpful)
+            await asyncio.to_thread(self.bot.handler.record_feedback, answer_id, user, helpful,
+                                    chat=(PLATFORM, channel))
             confirmation = feedback_confirmation(helpful, answer_id)
         except FeedbackError as exc:
             confirmation = plain_message(str(exc))

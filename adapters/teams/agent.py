@@ -379,7 +379,8 @@ class TeamsBot:
             return FeedbackOutcome(None, "That button did not say which answer it rates; nothing was saved.")
         try:
             record = await asyncio.to_thread(self.bot.handler.record_feedback, answer_id,
-                                             user_id(context.activity), helpful)
+                                             user_id(context.activity), helpful,
+                                             chat=(PLATFORM, conversation_ids(context.activity)[0]))
         except FeedbackError as exc:
             return FeedbackOutcome(None, str(exc))
         # The button's data comes back from the client: only a known mood's name goes on the card everyone sees.
