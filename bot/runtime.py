@@ -66,7 +66,8 @@ def build_core(settings: Settings, store_path: Path | None = None) -> Core:
 
 def build_engine(core: Core) -> Engine:
     # Only titles every chat may see: the rewriter's topic test must not reveal that a restricted title exists.
-    titles = CachedTitles(lambda: [d.title for d in core.store.documents() if EVERYONE in (g.lower() for g in d.groups)])
+    titles = CachedTitles(lambda: [d.title for d in core.store.documents()
+                                   if EVERYONE in (g.lower() for g in d.groups)])
     settings = core.settings
     return Engine(core.retriever, make_rewriter(settings, titles), make_answerer(settings, core.embedder),
                   top_k=settings.top_k, reranker=make_reranker(settings),
