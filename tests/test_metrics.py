@@ -8,6 +8,7 @@ import hashlib
 import hmac
 import json
 import re
+import sys
 import threading
 import time
 from pathlib import Path
@@ -143,10 +144,15 @@ def test_threads_adding_at_once_lose_nothing() -> None:
             metrics.feedback("teams", True)
 
     threads = [threading.Thread(target=work) for _ in range(16)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # threads switch all the time: without the lock, counts are lost
+    try:
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        sys.setswitchinterval(interval)
     samples, _ = parse(metrics.render())
     assert value(samples, "navibot_answers_total", platform="slack") == 4000
     assert value(samples, "navibot_feedback_total", platform="teams", rating="up") == 4000
