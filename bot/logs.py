@@ -19,8 +19,6 @@ import sys
 from datetime import UTC, datetime
 from typing import Any, Literal, TextIO
 
-from pydantic import ValidationError
-
 from bot.observe import current_trace
 from bot.redact import redact
 from bot.settings import Settings
@@ -180,11 +178,10 @@ def configure_cli_logging(command: str | None, verbose: bool) -> None:
     """Logging for a `navibot` command, before its settings are validated: the format and PII choice are read
     from the settings when they are valid, and default (auto, redacted) when not, so that the command can then
     report the bad setting in its one-line error. Server commands log at INFO (one line per turn)."""
-    log_format, redact_pii = "auto", True
     try:
         settings = Settings()
         log_format, redact_pii = settings.log_format, settings.redact_pii
-    except (ValidationError, ValueError, OSError):
-        pass
+    except Exception:  # noqa: BLE001 - whatever is wrong, the command reports it when it reads the settings itself
+        log_format, redact_pii = "auto", True
     configure_logging(resolve_format(log_format, command), verbose, redact_pii,
                       level=logging.INFO if command in SERVER_COMMANDS else logging.WARNING)
