@@ -25,12 +25,12 @@ from bot.conversations import (
 
 _EMAIL = re.compile(r"(?<![\w.+-])[\w.+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}\b")
 # 123-45-6789 / 123 45 6789 / 123456789 (nine digits standing alone); not part of a longer number or amount.
-_SSN = re.compile(r"(?<![\w$.,/-])\d{3}([- ]?)\d{2}\1\d{4}(?![\w.,/-]?\d)")
+_SSN = re.compile(r"(?<![\w$.,/-])\d{3}([- ]?)\d{2}\1\d{4}(?![\w.,/-]?\d)(?![A-Za-z_])")
 # US numbers: (555) 123-4567, 555-123-4567, 555.123.4567, +1 555 123 4567, 1-800-221-5689, 5551234567;
 # international: + country code and 7 to 14 more digits.
 _PHONE = re.compile(
     r"(?<![\w$.,/-])(?:(?:\+?1[-. ]?)?(?:\(\d{3}\)\s?|\d{3}[-. ])\d{3}[-. ]\d{4}|(?:\+?1)?\d{10}"
-    r"|\+\d{1,3}(?:[-. ]?\d){7,14})(?![\w.,/-]?\d)")
+    r"|\+\d{1,3}(?:[-. ]?\d){7,14})(?![\w.,/-]?\d)(?![A-Za-z_])")
 _MONTH = (r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sep(?:t(?:ember)?)?"
           r"|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)\.?")
 _DATE = (rf"(?:\d{{1,2}}[/.-]\d{{1,2}}[/.-]\d{{2,4}}|\d{{4}}-\d{{2}}-\d{{2}}|{_MONTH}\s+\d{{1,2}}(?:st|nd|rd|th)?,?\s+\d{{4}}"
