@@ -200,6 +200,7 @@ class LatencyResult:
     chunks: int
     documents: int
     store_bytes: int
+    tables: list[tuple[str, int]]  # the largest tables, bytes
     build_s: float
     reused: bool  # the store came from --store-dir (built by an earlier run the same way)
     first_query_ms: float  # first search after opening the store: loads the vector matrix from SQLite
@@ -264,6 +265,19 @@ def bench_ingestion(runs: int) -> IngestResult:
         times.append(seconds)
         chunks = summary.chunks
     return IngestResult(times, chunks, words, files)
+
+
+def table_sizes(path: Path, top: int = 5) -> list[tuple[str, int]]:
+    """The largest tables and indexes of a store file, in bytes (SQLite's dbstat; empty where it is missing)."""
+    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        rows = db.execute("SELECT name, SUM(pgsize) FROM dbstat GROUP BY name ORDER BY 2 DESC LIMIT ?",
+                          (top,)).fetchall()
+    except sqlite3.Error:
+        rows = []
+    finally:
+        db.close()
+    return [(str(name), int(size)) for name, size in rows]
 
 
 def store_bytes(path: Path) -> int:
@@ -338,7 +352,8 @@ def bench_queries(path: Path, queries: list[str], n: int, target: int, build_s: 
         stages = bench_stages(core, queries, stage_queries) if stage_queries else None
     finally:
         core.close()
-    latency = LatencyResult(target, counts["chunks"], counts["documents"], store_bytes(path), build_s, reused,
+    latency = LatencyResult(target, counts["chunks"], counts["documents"], store_bytes(path), table_sizes(path),
+                            build_s, reused,
                             first_s * 1000, load, times, by_query)
     if stages is not None:
         stages.chunks = counts["chunks"]
@@ -455,6 +470,8 @@ def render(args: argparse.Namespace, ingest: IngestResult, sizes: list[LatencyRe
         (f"- Search: {len(QUERIES)} navigator questions, {WARMUP_QUERIES} warm-up then {n_queries} timed, on each "
         "store opened afresh; each store = the regulation plus seeded synthetic state manuals (its sections "
         "shuffled, a few words changed per copy) up to the target size"),
+        f"- Largest tables of the {largest.chunks:,}-chunk store file: "
+        + ", ".join(f"{name} {size / 1e6:,.0f} MB" for name, size in largest.tables),
         f"- Slowest questions @ {largest.chunks:,} chunks (median ms): "
         + "; ".join(f"\"{q}\" {ms:.1f}" for q, ms in largest.slowest()),
         f"- Whole benchmark took {total_s:.0f} s. Overall: **{overall}**",
