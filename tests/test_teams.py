@@ -415,7 +415,10 @@ def test_empty_mention_gets_help_and_a_huge_message_a_polite_error(bot: Bot) -> 
             await h.connector.wait_messages(2)
             return h.connector.messages()
 
-    empty, huge = asyncio.run(scenario())
+    # The two are answered in parallel threads: under load the error may be posted first, so each reply is found
+    # by the message it answers, not by its place in the list.
+    replies = {call.reply_to_id: call for call in asyncio.run(scenario())}
+    empty, huge = replies["e1"], replies["e2"]
     assert "Commands:" in empty.body["text"]
     error_text = card_texts(huge.cards())[0]
     assert "characters long" in error_text and "4,000" in error_text
