@@ -17,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import signal
-import sys
 from collections.abc import Awaitable, Callable
 from contextlib import suppress
 from dataclasses import dataclass, field
@@ -210,8 +209,10 @@ class Server:
             raise
         shown = "localhost" if host in ("0.0.0.0", "::", "") else host
         who = f" as {state.who[0]}" if state.who else ""
-        print(f"navibot serve: http://{shown}:{self.port}{who}: {'; '.join(state.platforms.describe())}; "
-              f"{HEALTH_PATH}, {METRICS_PATH} (SIGTERM or Ctrl-C to stop)", file=sys.stderr)
+        # A log record, not a print: under JSON logs (serve's default) every stderr line stays one JSON object.
+        log.info("navibot serve: http://%s:%d%s: %s; %s, %s (SIGTERM or Ctrl-C to stop)", shown, self.port, who,
+                 "; ".join(state.platforms.describe()), HEALTH_PATH, METRICS_PATH,
+                 extra={"event": "listening", "url": f"http://{shown}:{self.port}"})
         return self.port
 
     async def stop(self) -> None:
@@ -224,7 +225,7 @@ class Server:
                 await state.socket.close_async()
         under_way = (len(state.slack.tasks) if state.slack else 0) + (state.teams.pending if state.teams else 0)
         if under_way:
-            print(f"navibot serve: stopping; up to {grace:g} s for {under_way} answer(s) under way", file=sys.stderr)
+            log.info("navibot serve: stopping; up to %g s for %d answer(s) under way", grace, under_way)
         waits = []
         if state.slack is not None:
             waits.append(state.slack.drain(grace))

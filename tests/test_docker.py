@@ -232,7 +232,12 @@ def test_the_image_command_serves_passes_its_healthcheck_and_finishes_an_answer_
         loop.close()
         gemini.stop()
     assert process.returncode == 0, err
-    assert f"navibot serve: http://localhost:{port} as navibot in Navigators: Slack HTTP events at /slack/events" in err
+    records = [json.loads(line) for line in err.splitlines()]  # serve logs JSON: every stderr line is an object
+    [started] = [r for r in records if r.get("event") == "listening"]
+    assert started["level"] == "INFO" and started["url"] == f"http://localhost:{port}"
+    assert started["message"].startswith(f"navibot serve: http://localhost:{port} as navibot in Navigators: "
+                                         "Slack HTTP events at /slack/events")
+    assert any(r["message"].startswith("navibot serve: stopping; up to 30 s for 1 answer(s)") for r in records)
     assert "Traceback" not in err and "xoxb-test" not in err and "test-key" not in err
     [posted] = fake.of("chat.postMessage", "C0DOCKER")
     assert posted.args["thread_ts"] == thread and "student" in posted.args["text"].lower()

@@ -237,6 +237,19 @@ def test_slack_socket_mode_and_teams_answer_through_one_server_and_metrics_count
     assert 'navibot_stage_seconds_count{stage="total"} 3' in metrics
 
 
+def test_the_start_up_line_is_a_log_record(bot: Bot, caplog: pytest.LogCaptureFixture) -> None:
+    """A record, not a print: under JSON logs (serve's default) it is one JSON object like every other line."""
+    async def scenario() -> str:
+        async with serving(bot, no_slack(), teams(allow_anonymous=True)) as running:
+            return running.url
+
+    with caplog.at_level(logging.INFO, logger="bot.server"):
+        url = asyncio.run(scenario())
+    [started] = [r for r in caplog.records if getattr(r, "event", None) == "listening"]
+    assert started.levelno == logging.INFO and started.getMessage().startswith(
+        f"navibot serve: {url}: Teams at /api/messages (LOCAL ANONYMOUS MODE); /healthz, /metrics")
+
+
 # --- /healthz --------------------------------------------------------------------------------------------------------
 
 def health_of(bot: Bot, store: Any = None) -> tuple[int, dict[str, Any]]:
