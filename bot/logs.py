@@ -26,7 +26,9 @@ from bot.settings import Settings
 LogFormat = Literal["json", "text"]
 TEXT_FORMAT = "%(levelname)s %(name)s: %(message)s"
 SERVER_COMMANDS = ("serve", "slack", "teams")  # long-running: their INFO lines (one per turn) are shown
-CHATTY_LIBRARIES = ("microsoft_agents", "aiohttp.access")  # kept to WARNING unless verbose
+# Kept to WARNING unless verbose: the Agents SDK, aiohttp's access log, and the HTTP clients of the model SDKs
+# (httpx for Cohere, httpx2 for google-genai: one "HTTP Request: POST ..." line per model call, 3 to 6 per turn).
+CHATTY_LIBRARIES = ("microsoft_agents", "aiohttp.access", "httpx", "httpx2")
 
 _MASK = "***"
 # Secret shapes masked in every line, whatever the PII setting. Each keeps its prefix so the line still says
@@ -160,7 +162,8 @@ def configure_logging(fmt: LogFormat, verbose: bool, redact_pii: bool, *, level:
     # "navibot.turns") at each request; after a reconfiguration that stale copy would hide the turn lines.
     logging.getLogger("navibot").setLevel(logging.NOTSET)
     # At INFO the log has one line per turn (navibot.turns); the libraries' own INFO lines (the Agents SDK writes
-    # two per Teams reply, aiohttp one per request) would bury it. -v shows them again.
+    # two per Teams reply, aiohttp one per request, the model SDKs' HTTP clients one per call) would bury it. -v
+    # shows them again.
     for name in CHATTY_LIBRARIES:
         logging.getLogger(name).setLevel(logging.NOTSET if verbose else logging.WARNING)
     # A library's Python warning would otherwise be a bare text line among the JSON objects.

@@ -329,6 +329,8 @@ def test_library_info_lines_are_held_back_unless_verbose(logs: Callable[..., Lin
     lines = logs("json")
     logging.getLogger("microsoft_agents.hosting.core.connector.client.connector_client").info("Replying to activity")
     logging.getLogger("aiohttp.access").info('127.0.0.1 "POST /api/messages HTTP/1.1" 202')
+    for client in ("httpx", "httpx2"):  # the model SDKs' HTTP clients: one line per Gemini or Cohere call
+        logging.getLogger(client).info('HTTP Request: POST http://127.0.0.1/v2/rerank "HTTP/1.1 200 OK"')
     logging.getLogger("microsoft_agents.hosting.core").warning("a real problem")
     assert [json.loads(line)["message"] for line in lines()] == ["a real problem"]
     lines = logs("json", verbose=True)
