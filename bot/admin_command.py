@@ -102,6 +102,15 @@ def _write_atomically(path: Path, write: Callable[[TextIO], int]) -> int:
     return count
 
 
+def _utf8_stdout() -> None:
+    """The export is UTF-8 wherever it goes: standard output follows the locale (cp1252 on Windows, ASCII under
+    LANG=C on older systems), which cannot hold a citation's › or a question in Spanish. No newline translation
+    either: the csv module writes its own CRLF (Windows would make it CR CR LF)."""
+    reconfigure = getattr(sys.stdout, "reconfigure", None)
+    if reconfigure is not None:
+        reconfigure(encoding="utf-8", newline="")
+
+
 def _redaction_note(settings: Settings) -> str:
     if settings.redact_pii:
         return ("personal data (SSNs, phone numbers, e-mails, dates of birth) was redacted when the text was stored "
@@ -117,6 +126,7 @@ def cmd_feedback_export(args: argparse.Namespace, settings: Settings) -> int:
     with _store(settings) as store:
         rows = export_rows(store, since)
         if args.out is None:
+            _utf8_stdout()
             try:
                 count = writer(rows, sys.stdout)
                 sys.stdout.flush()

@@ -454,3 +454,23 @@ def test_mongodb_lost_while_reading_is_one_line_exit_2(monkeypatch: pytest.Monke
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and "conversation store on MongoDB failed" in err and "timed out" in err
         db.server.fail = None
+
+
+def test_export_to_stdout_is_utf8_whatever_the_locale(tmp_path: Path) -> None:
+    """Standard output in a non-UTF-8 locale (Windows' cp1252, LANG=C): the export is still UTF-8, no traceback."""
+    import os
+    import subprocess
+    import sys
+
+    store = SQLiteConversationStore(conversations_file())
+    store.save_answer(answer("u1", "2026-03-01T09:00:00.000+00:00", question="¿Pueden los estudiantes recibir SNAP?"))
+    store.record_feedback("u1", "U1", False, "no menciona la excepción")
+    store.close()
+    for fmt in ("csv", "jsonl"):
+        done = subprocess.run([sys.executable, "-m", "bot.cli", "feedback", "export", "--format", fmt],
+                              capture_output=True, env={**os.environ, "PYTHONIOENCODING": "ascii"}, cwd=tmp_path,
+                              timeout=60, check=False)
+        assert done.returncode == 0, done.stderr.decode(errors="replace")
+        text = done.stdout.decode("utf-8")
+        assert "¿Pueden los estudiantes" in text and "excepción" in text
+        assert fmt == "jsonl" or "SNAP for college students › Students" in text
