@@ -23,6 +23,12 @@ CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 STAGE_BUCKETS: tuple[float, ...] = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 20.0, 30.0)
 STAGES = ("rewrite", "retrieve", "rerank", "generate", "total")
 PLATFORMS = ("slack", "teams")  # shown as zeros on an idle server; others (terminal) appear when used
+# The error kinds each platform can report (bot/handler.py error_kind, too_long, and the adapters'), and the model
+# stages that can fall back (the stage names given to rag.providers.budget.note_fallback). They start at zero:
+# Prometheus' increase() and rate() cannot see the first error of a series that did not exist before it.
+ERROR_KINDS = {"slack": ("store", "internal", "too_long", "bad_request", "slack_api"),
+               "teams": ("store", "internal", "too_long", "bad_request", "teams_send")}
+FALLBACK_STAGES = ("rewrite", "embed", "rerank", "generate")
 
 Labels = tuple[tuple[str, str], ...]
 
@@ -127,6 +133,10 @@ class Metrics:
                 counter.declare(platform)
             for rating in ("up", "down"):
                 self.feedback_counter.declare(platform, rating)
+            for kind in ERROR_KINDS[platform]:
+                self.errors.declare(kind, platform)
+        for stage in FALLBACK_STAGES:
+            self.fallbacks.declare(stage)
         for stage in STAGES:
             self.stage_seconds.declare(stage)
 

@@ -32,24 +32,64 @@ def _unescape(value: str) -> str:
     return re.sub(r"\\(.)", lambda m: "\n" if m[1] == "n" else m[1], value)
 
 
+def _family(name: str, types: dict[str, str]) -> str:
+    """The family a sample belongs to: a histogram's _bucket/_sum/_count samples are under its base name."""
+    for suffix in ("_bucket", "_sum", "_count"):
+        base = name.removesuffix(suffix)
+        if base != name and types.get(base) == "histogram":
+            return base
+    return name
+
+
 def parse(text: str) -> tuple[dict[tuple[str, frozenset[tuple[str, str]]], float], dict[str, str]]:
-    """Samples keyed by (name, labels) and the declared TYPE of each family; fails on any malformed line."""
+    """Samples keyed by (name, labels) and the declared TYPE of each family, checked as strictly as Prometheus
+    does: well-formed lines, HELP and TYPE once per family and before its samples, a family's samples together,
+    no duplicate series, and for every histogram series cumulative buckets ending in +Inf with _count == +Inf."""
     samples: dict[tuple[str, frozenset[tuple[str, str]]], float] = {}
     types: dict[str, str] = {}
+    helped: set[str] = set()
+    finished: set[str] = set()  # families whose samples are over: seeing one again means they were split
+    current: str | None = None
     assert text.endswith("\n")
     for line in text.splitlines():
-        if line.startswith("# TYPE "):
-            _, _, name, kind = line.split(" ")
-            types[name] = kind
-            continue
-        if line.startswith("# HELP "):
+        if line.startswith("# "):
+            word, name, rest = (line[2:].split(" ", 2) + [""])[:3]
+            assert word in ("HELP", "TYPE") and rest, f"malformed comment: {line!r}"
+            seen = helped if word == "HELP" else types
+            assert name not in seen and name not in finished, f"second {word} for {name}"
+            if word == "HELP":
+                helped.add(name)
+            else:
+                assert rest in ("counter", "gauge", "histogram", "summary", "untyped"), line
+                assert not any(_family(n, types) == name for n, _ in samples), f"TYPE after samples: {line!r}"
+                types[name] = rest
             continue
         match = _SAMPLE.match(line)
         assert match, f"malformed line: {line!r}"
+        family = _family(match[1], types)
+        assert family in types, f"sample without a TYPE: {line!r}"
+        if family != current:
+            if current is not None:
+                finished.add(current)
+            assert family not in finished, f"samples of {family} are split: {line!r}"
+            current = family
         labels = frozenset((k, _unescape(v)) for k, v in _LABEL.findall(match[2] or ""))
         key = (match[1], labels)
         assert key not in samples, f"duplicate series: {line!r}"
         samples[key] = float(match[3])
+    for family in (f for f, kind in types.items() if kind == "histogram"):
+        series: dict[frozenset[tuple[str, str]], list[tuple[float, float]]] = {}
+        for (name, labels), count in samples.items():
+            if name == family + "_bucket":
+                le = dict(labels)["le"]
+                series.setdefault(labels - {("le", le)}, []).append((float(le), count))
+        for labels, buckets in series.items():
+            counts = [count for _, count in buckets]
+            assert [b for b, _ in buckets] == sorted(b for b, _ in buckets), f"{family} buckets out of order"
+            assert buckets[-1][0] == float("inf"), f"{family}{dict(labels)} does not end in +Inf"
+            assert counts == sorted(counts), f"{family}{dict(labels)} buckets are not cumulative"
+            assert samples[(family + "_count", labels)] == counts[-1], f"{family}_count != +Inf bucket"
+            assert (family + "_sum", labels) in samples
     return samples, types
 
 
@@ -71,6 +111,12 @@ def test_an_idle_server_shows_zeros() -> None:
     assert value(samples, "navibot_feedback_total", platform="teams", rating="down") == 0
     assert value(samples, "navibot_stage_seconds_count", stage="generate") == 0
     assert value(samples, "navibot_stage_seconds_bucket", stage="total", le="+Inf") == 0
+    # Errors and fallbacks start at zero too: increase() and rate() miss the first error of a series that is new.
+    assert value(samples, "navibot_errors_total", kind="store", platform="slack") == 0
+    assert value(samples, "navibot_errors_total", kind="slack_api", platform="slack") == 0
+    assert value(samples, "navibot_errors_total", kind="teams_send", platform="teams") == 0
+    assert ("navibot_errors_total", frozenset({("kind", "slack_api"), ("platform", "teams")})) not in samples
+    assert value(samples, "navibot_fallbacks_total", stage="embed") == 0
     assert CONTENT_TYPE == "text/plain; version=0.0.4; charset=utf-8"
 
 
@@ -240,3 +286,19 @@ def test_teams_reports_a_reply_it_could_not_send_and_bad_requests(demo_store: Pa
     assert value(samples, "navibot_errors_total", kind="teams_send", platform="teams") == 1
     assert value(samples, "navibot_errors_total", kind="bad_request", platform="teams") == 2
     assert value(samples, "navibot_answers_total", platform="teams") == 1
+
+
+@pytest.mark.parametrize("broken", [
+    "# TYPE a counter\na 1\n# TYPE a counter\n",  # TYPE twice
+    "# HELP a x\n# HELP a y\n# TYPE a counter\na 1\n",  # HELP twice
+    "a 1\n",  # no TYPE
+    '# TYPE a counter\na{k="1"} 1\n# TYPE b counter\nb 1\na{k="2"} 1\n',  # a family split
+    '# TYPE a counter\na{k="1"} 1\na{k="1"} 2\n',  # duplicate series
+    '# TYPE h histogram\nh_bucket{le="1"} 2\nh_bucket{le="+Inf"} 1\nh_sum 1\nh_count 1\n',  # not cumulative
+    '# TYPE h histogram\nh_bucket{le="1"} 1\nh_sum 1\nh_count 1\n',  # no +Inf
+    '# TYPE h histogram\nh_bucket{le="1"} 1\nh_bucket{le="+Inf"} 2\nh_sum 1\nh_count 1\n',  # count != +Inf
+    '# TYPE a counter\na{k="unterminated} 1\n',
+], ids=["type-twice", "help-twice", "no-type", "split", "duplicate", "not-cumulative", "no-inf", "count", "quote"])
+def test_the_parser_rejects_what_prometheus_rejects(broken: str) -> None:
+    with pytest.raises(AssertionError):
+        parse(broken)
