@@ -19,6 +19,7 @@ from bot.conversations import ConversationStore, FeedbackRecord
 from bot.errors import UserError
 
 EXPORT_FIELDS = ("time", "platform", "rating", "reason", "question", "answer", "citations")
+BOM = "\ufeff"  # the CSV's first character (see write_csv)
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")  # what a spreadsheet may run as a formula
 
 
@@ -172,7 +173,12 @@ def defuse(text: str) -> str:
 
 def write_csv(rows: Iterable[dict[str, Any]], out: TextIO) -> int:
     """RFC 4180 (the csv module quotes commas, quotes and newlines); every free-text cell is defused, since a
-    question or reason is typed by anyone in the channel and an answer may quote a crawled page."""
+    question or reason is typed by anyone in the channel and an answer may quote a crawled page.
+
+    It starts with a UTF-8 byte order mark: Excel, which an agency's staff most likely open it with, reads a CSV
+    without one in the Windows code page and garbles every citation's › and — and any accented question.
+    LibreOffice, Google Sheets, pandas and Python's `utf-8-sig` skip it; JSON Lines (for programs) has none."""
+    out.write(BOM)
     writer = csv.writer(out, lineterminator="\r\n")
     writer.writerow(EXPORT_FIELDS)
     count = 0

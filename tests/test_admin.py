@@ -345,7 +345,8 @@ def test_export_csv_to_stdout_survives_commas_quotes_newlines_and_formulas(
     store.close()
     assert main(["feedback", "export"]) == 0
     captured = capsys.readouterr()
-    rows = list(csv.DictReader(io.StringIO(captured.out, newline="")))
+    assert captured.out.startswith("\ufefftime,platform,")  # the BOM: Excel reads the file as UTF-8
+    rows = list(csv.DictReader(io.StringIO(captured.out.removeprefix("\ufeff"), newline="")))
     assert [r["question"] for r in rows] == [TRICKY_QUESTION, "Can students get SNAP?"]
     assert rows[0]["reason"] == "'=HYPERLINK(\"http://evil\",\"click\")"  # shown as text, never run
     assert rows[0]["answer"] == "'-20 hours is the line [1]."
@@ -434,7 +435,7 @@ def test_export_into_a_pipe_closed_early_is_not_an_error(tmp_path: Path) -> None
     process = subprocess.Popen([sys.executable, "-m", "bot.cli", "feedback", "export"], stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, env={**os.environ}, cwd=tmp_path)
     assert process.stdout is not None and process.stderr is not None
-    assert process.stdout.readline().startswith(b"time,platform")
+    assert process.stdout.readline().startswith(b"\xef\xbb\xbftime,platform")  # UTF-8 BOM first
     process.stdout.close()  # what `head -1` does after its line
     err = process.stderr.read().decode()
     assert process.wait(30) == 0 and "Traceback" not in err and "BrokenPipe" not in err
@@ -474,3 +475,18 @@ def test_export_to_stdout_is_utf8_whatever_the_locale(tmp_path: Path) -> None:
         text = done.stdout.decode("utf-8")
         assert "¿Pueden los estudiantes" in text and "excepción" in text
         assert fmt == "jsonl" or "SNAP for college students › Students" in text
+        assert text.startswith("\ufeff") == (fmt == "csv")  # the BOM in CSV only (JSON Lines is for programs)
+
+
+def test_export_csv_file_opens_as_utf8_in_a_spreadsheet(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Excel reads a CSV without a byte order mark in the Windows code page (› shows as â€º): the file has one, and
+    reads back with `utf-8-sig` exactly."""
+    store = SQLiteConversationStore(conversations_file())
+    store.save_answer(answer("u1", "2026-03-01T09:00:00.000+00:00", question="¿Pueden los estudiantes recibir SNAP?"))
+    store.record_feedback("u1", "U1", True, None)
+    store.close()
+    out = tmp_path / "feedback.csv"
+    assert main(["feedback", "export", "--out", str(out)]) == 0
+    assert out.read_bytes().startswith(b"\xef\xbb\xbftime,platform,rating,")
+    [row] = list(csv.DictReader(io.StringIO(out.read_text(encoding="utf-8-sig"), newline="")))
+    assert row["question"] == "¿Pueden los estudiantes recibir SNAP?" and " › " in row["citations"]
