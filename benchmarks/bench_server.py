@@ -23,7 +23,8 @@ button clicks are signed with SLACK_SIGNING_SECRET as Slack signs them. One cloc
    of the server's turn threads.
 3. 503 storm: the fake Gemini answers every generation call with 503 (embeddings still work); 2 API keys give
    2 endpoints for the failover. Every question must still get an answer posted with the notice "The AI model is
-   unavailable right now…" (the extractive fallback). Reported: the time of such a turn.
+   unavailable right now…" (the extractive fallback): two-turn conversations one at a time, then 50 questions at
+   once. Reported: the time of such a turn.
 4. Store unavailable: this process holds `BEGIN EXCLUSIVE` on the conversations SQLite file (the server's writes
    then wait for SQLite's busy timeout and fail). Questions must get the apology with a trace id, /healthz is read,
    the process must stay up; after ROLLBACK the next question must be answered again.
@@ -267,9 +268,13 @@ class Storm:
     generate_calls_per_turn: list[int]
     recovered: bool
     recovered_ms: float
+    at_once: int = 0  # questions sent together during the storm
+    at_once_with_notice: int = 0
+    at_once_wall_s: float = 0.0
+    at_once_answer_ms: list[float] = field(default_factory=list)
 
 
-def bench_storm(h: ServeHarness, conversations: int, tally: Tally) -> Storm:
+def bench_storm(h: ServeHarness, conversations: int, at_once: int, tally: Tally) -> Storm:
     h.gemini.generate_status = 503
     answer_ms: list[float] = []
     generate_calls: list[int] = []
@@ -284,12 +289,23 @@ def bench_storm(h: ServeHarness, conversations: int, tally: Tally) -> Storm:
                 answer_ms.append((post.at - sent.sent_at) * 1000)
                 generate_calls.append(calls["generate"])
                 notice += UNAVAILABLE in text_of(post) and post.args.get("thread_ts") == sent.ts
+        # The same storm on a busy day: many questions at once, each failing over on every endpoint.
+        channels = [channel_id() for _ in range(at_once)]
+        sent_all: list[Sent] = run_all(h, [h.mention_async(ch, QUESTIONS[i % len(QUESTIONS)])
+                                           for i, ch in enumerate(channels)])
+        tally.questions += at_once
+        posts = [h.wait_posts(ch, 1, timeout=120)[0] for ch in channels]
     finally:
         h.gemini.generate_status = None
+    at_once_notice = sum(1 for s, p in zip(sent_all, posts, strict=True)
+                         if UNAVAILABLE in text_of(p) and p.args.get("thread_ts") == s.ts)
+    wall = max(p.at for p in posts) - min(s.sent_at for s in sent_all)
+    at_once_ms = [(p.at - s.sent_at) * 1000 for s, p in zip(sent_all, posts, strict=True)]
     sent, post, _, _ = one_turn(h, channel_id(), QUESTIONS[0], None, 1)
     tally.questions += 1
     recovered = UNAVAILABLE not in text_of(post) and answer_id_of(post) is not None
-    return Storm(len(answer_ms), notice, answer_ms, generate_calls, recovered, (post.at - sent.sent_at) * 1000)
+    return Storm(len(answer_ms), notice, answer_ms, generate_calls, recovered, (post.at - sent.sent_at) * 1000,
+                 at_once, at_once_notice, wall, at_once_ms)
 
 
 # --- 4. store unavailable -------------------------------------------------------------------------------------------
@@ -430,6 +446,12 @@ def render(args: argparse.Namespace, seq: Sequential, conc: Concurrent, storm: S
          f"{med(storm.answer_ms):.0f} / {p95(storm.answer_ms):.0f}", "—", "—"),
         ("503 storm: generation calls per turn (all refused), median", f"{med(storm.generate_calls_per_turn):.0f}",
          "—", "—"),
+        (f"503 storm, {storm.at_once} questions at once: answered with the notice in their thread",
+         f"{storm.at_once_with_notice} / {storm.at_once}", f"{storm.at_once}",
+         verdict(storm.at_once_with_notice == storm.at_once)),
+        (f"503 storm, {storm.at_once} at once: event → answer median / p95 ms; wall s",
+         f"{med(storm.at_once_answer_ms):.0f} / {p95(storm.at_once_answer_ms):.0f}; {storm.at_once_wall_s:.2f}",
+         "—", "—"),
         ("After the storm: next question answered by Gemini again; ms",
          f"{storm.recovered}; {storm.recovered_ms:.0f}", "True", verdict(storm.recovered)),
         ("Store locked: questions answered with an apology and trace id, in their thread",
@@ -539,7 +561,7 @@ def main(argv: list[str] | None = None) -> int:
                   flush=True)
             conc = bench_concurrent(harness, concurrent, tally)
             print("503 storm ...", file=sys.stderr, flush=True)
-            storm = bench_storm(harness, storm_conversations, tally)
+            storm = bench_storm(harness, storm_conversations, concurrent, tally)
             print("store locked ...", file=sys.stderr, flush=True)
             down = bench_store_down(harness, locked, tally)
             samples = scrape(harness) if args.command == "serve" else None
