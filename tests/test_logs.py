@@ -336,3 +336,40 @@ def test_library_info_lines_are_held_back_unless_verbose(logs: Callable[..., Lin
     lines = logs("json", verbose=True)
     logging.getLogger("aiohttp.access").info('127.0.0.1 "POST /api/messages HTTP/1.1" 202')
     assert len(lines()) == 1
+
+
+def test_a_teams_failure_logs_the_trace_id_of_the_apology_as_a_field_and_no_question(
+        demo_store: Path, tmp_path: Path, logs: Callable[..., Lines], monkeypatch: pytest.MonkeyPatch) -> None:
+    """The Bot Connector refuses the answer: the navigator gets an apology naming a trace id, and the adapter's
+    error line carries that id as its `trace_id` field (searchable), with no word of the question in any line."""
+    import asyncio
+    import re
+
+    from adapters.teams import agent
+    from bot.runtime import build_bot
+    from tests.test_teams import message, running
+
+    monkeypatch.setattr(agent, "RETRY_WAITS", (0.01, 0.01))
+    lines = logs("json")
+    bot = build_bot(Settings(_env_file=None, data_dir=tmp_path), demo_store,  # type: ignore[call-arg]
+                    tmp_path / "conversations.sqlite3")
+
+    async def scenario() -> str:
+        async with running(bot) as h:
+            h.connector.fail_next = [503, 503, 503, 503]  # the typing indicator, then the answer three times
+            assert (await h.post(message(h.connector, "Zebrafinch: " + PII_QUESTION))).status == 202
+            [apology] = await h.connector.wait_messages(1)
+            return json.dumps(apology.body)
+
+    try:
+        apology = asyncio.run(scenario())
+    finally:
+        bot.close()
+    shown = re.search(r"trace id ([0-9a-f]{12})", apology)
+    assert shown, apology
+    records = [json.loads(line) for line in lines()]
+    [failed] = [r for r in records if r["logger"] == "adapters.teams.agent" and r["level"] == "ERROR"]
+    assert failed["trace_id"] == shown[1]
+    everything = "\n".join(lines())
+    for word in ("Zebrafinch", "college", *ORIGINALS):
+        assert word not in everything

@@ -214,8 +214,10 @@ def test_process_memory_is_reported() -> None:
 SECRET = "8f742231b10e8888abcd99yyyzzz85a5"
 
 
-def test_slack_reports_a_refused_post_and_bad_requests(demo_store: Path, tmp_path: Path) -> None:
-    """The real Bolt app against the fake Slack Web API: chat.postMessage refused -> navibot_errors_total rises."""
+def test_slack_reports_a_refused_post_and_bad_requests(demo_store: Path, tmp_path: Path,
+                                                       caplog: pytest.LogCaptureFixture) -> None:
+    """The real Bolt app against the fake Slack Web API: chat.postMessage refused -> navibot_errors_total rises,
+    and the error line carries the apology's trace id as a field (`trace_id` in JSON logs)."""
     bot = build_bot(Settings(_env_file=None, data_dir=tmp_path), demo_store,  # type: ignore[call-arg]
                     tmp_path / "conversations.sqlite3")
     metrics = Metrics()
@@ -248,6 +250,7 @@ def test_slack_reports_a_refused_post_and_bad_requests(demo_store: Path, tmp_pat
         assert post(mention("C0BROKEN", "1700000002.000100")) == 200
         background.run(served.fake.wait_for("chat.postMessage", 2, "C0BROKEN"))  # the refused answer, the apology
         background.run(served.slack.drain(10))
+        apology = served.fake.of("chat.postMessage", "C0BROKEN")[-1].args["text"]
         assert post(mention("C0FORGED", "1700000003.000100"), secret="not-the-secret") == 401
         assert post("not json") == 400
         samples, _ = parse(metrics.render())
@@ -257,6 +260,8 @@ def test_slack_reports_a_refused_post_and_bad_requests(demo_store: Path, tmp_pat
         bot.close()
     assert value(samples, "navibot_errors_total", kind="slack_api", platform="slack") == 1
     assert value(samples, "navibot_errors_total", kind="bad_request", platform="slack") == 2
+    [failed] = [r for r in caplog.records if r.name == "adapters.slack.app" and r.levelname == "ERROR"]
+    assert f"trace id {failed.trace_id}" in apology
     assert value(samples, "navibot_questions_total", platform="slack") == 2
     assert value(samples, "navibot_answers_total", platform="slack") == 2
 

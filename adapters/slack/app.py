@@ -148,7 +148,8 @@ class SlackApp:
             try:
                 await work
             except Exception:  # the work apologizes itself; this is the last net, for the log
-                log.exception("slack: background work failed (trace %s)", uuid.uuid4().hex[:12])
+                trace = uuid.uuid4().hex[:12]
+                log.exception("slack: background work failed (trace %s)", trace, extra={"trace_id": trace})
 
         task = asyncio.get_running_loop().create_task(guarded())
         self.tasks.add(task)
@@ -161,7 +162,8 @@ class SlackApp:
 
     async def _on_error(self, error: Exception, body: dict[str, Any]) -> None:
         trace = uuid.uuid4().hex[:12]
-        log.error("slack: request failed (trace %s, type %s): %r", trace, body.get("type"), error, exc_info=error)
+        log.error("slack: request failed (trace %s, type %s): %r", trace, body.get("type"), error, exc_info=error,
+                  extra={"trace_id": trace})
 
     # --- questions: mentions, direct messages ---------------------------------------------------------------------
 
@@ -246,11 +248,11 @@ class SlackApp:
         self.bot.observers.error("slack_api" if slack_side else error_kind(exc), PLATFORM)
         detail = exc.response.get("error") if isinstance(exc, SlackApiError) else None
         log.error("slack: %s failed (trace %s)%s", doing, trace, f": Web API error {detail}" if detail else "",
-                  exc_info=exc)
+                  exc_info=exc, extra={"trace_id": trace})
         try:
             await self.client.chat_postMessage(channel=channel, thread_ts=thread_ts, text=APOLOGY.format(trace=trace))
         except Exception as again:  # noqa: BLE001 - Slack unreachable: the log line is all that is left
-            log.error("slack: could not post the apology (trace %s): %r", trace, again)
+            log.error("slack: could not post the apology (trace %s): %r", trace, again, extra={"trace_id": trace})
 
     async def _handle(self, turn: Turn) -> Reply:
         return await self.bot.handle(turn)
@@ -285,11 +287,12 @@ class SlackApp:
                 await respond(text=plain_message(reply.text).text, response_type="ephemeral")
         except Exception as exc:
             trace = uuid.uuid4().hex[:12]
-            log.error("slack: /navibot %s failed (trace %s)", word, trace, exc_info=exc)
+            log.error("slack: /navibot %s failed (trace %s)", word, trace, exc_info=exc, extra={"trace_id": trace})
             try:
                 await respond(text=APOLOGY.format(trace=trace), response_type="ephemeral")
             except Exception as again:  # noqa: BLE001 - the log line is all that is left
-                log.error("slack: could not send the apology (trace %s): %r", trace, again)
+                log.error("slack: could not send the apology (trace %s): %r", trace, again,
+                          extra={"trace_id": trace})
 
     async def _slash_ask(self, team: str, channel: str, user: str, question: str, respond: AsyncRespond) -> None:
         """The question goes into the channel as a message of the bot's, the answer into its thread; follow-ups

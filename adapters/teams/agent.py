@@ -315,8 +315,9 @@ class TeamsBot:
             self._pending.discard(finished)
             if not finished.cancelled() and finished.exception() is not None:
                 error = finished.exception()
+                trace = uuid.uuid4().hex[:12]
                 log.error("teams: activity %s in %s failed (trace %s): %s: %s", activity.id, activity.conversation.id,
-                          uuid.uuid4().hex[:12], type(error).__name__, error)
+                          trace, type(error).__name__, error, extra={"trace_id": trace})
 
         task.add_done_callback(done)
 
@@ -425,7 +426,8 @@ class TeamsBot:
         activity = context.activity
         # One line: the SDK has already logged the traceback of an application error.
         log.error("teams turn failed (trace %s, activity %s, conversation %s): %s: %s", trace, activity.id,
-                  activity.conversation.id if activity.conversation else "?", type(error).__name__, error)
+                  activity.conversation.id if activity.conversation else "?", type(error).__name__, error,
+                  extra={"trace_id": trace})  # a field of its own in JSON logs, to search by
         apology = f"Sorry, something went wrong on my side. Please try again in a moment (trace id {trace})."
         try:
             if activity.type == ActivityTypes.invoke and activity.name == "adaptiveCard/action":
@@ -437,7 +439,7 @@ class TeamsBot:
                 await context.send_activity(Activity(type=ActivityTypes.message, attachments=[Attachment(
                     **_attachment_fields(notice_card(apology, attention=True)))]))
         except Exception:  # noqa: BLE001 - the connector itself may be what failed; the log line stays
-            log.warning("teams: could not send the apology for trace %s", trace)
+            log.warning("teams: could not send the apology for trace %s", trace, extra={"trace_id": trace})
 
 
 TEAMS_BOT = web.AppKey("navibot_teams_bot", TeamsBot)
