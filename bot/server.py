@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import signal
 from collections.abc import Awaitable, Callable
 from contextlib import suppress
 from dataclasses import dataclass, field
@@ -31,7 +30,7 @@ from adapters.slack.app import (
     build_slack_app,
     socket_mode_handler,
 )
-from adapters.slack.serve import check_app_token, check_token
+from adapters.slack.serve import check_app_token, check_token, until_stopped
 from adapters.slack.settings import SlackSettings
 from adapters.teams.agent import MESSAGES_PATH, TeamsBot, add_teams_routes
 from adapters.teams.settings import ENV_PREFIX as TEAMS_PREFIX
@@ -241,21 +240,6 @@ class Server:
         if self.runner is not None:
             await self.runner.cleanup()
             self.runner = None
-
-
-async def until_stopped() -> None:
-    """Until SIGTERM (a container stop) or SIGINT (Ctrl-C)."""
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        with suppress(NotImplementedError, RuntimeError):  # not on Windows, nor outside the main thread
-            loop.add_signal_handler(sig, stop.set)
-    try:
-        await stop.wait()
-    finally:
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            with suppress(NotImplementedError, RuntimeError):
-                loop.remove_signal_handler(sig)
 
 
 async def run(app: web.Application, host: str, port: int,

@@ -76,7 +76,7 @@ async def run_http(slack: SlackApp, host: str, port: int) -> None:
             raise UserError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from exc
         print(f"navibot slack: {who}, HTTP mode, Request URL http://{host}:{port}{EVENTS_PATH} "
               "(Ctrl-C to stop)", file=sys.stderr)
-        await _until_stopped()
+        await until_stopped()
     finally:
         await runner.cleanup()  # runs on_shutdown: answers in progress are finished first
 
@@ -98,14 +98,14 @@ async def run_socket(slack: SlackApp) -> None:
     await handler.connect_async()
     print(f"navibot slack: {who}, Socket Mode, connected (Ctrl-C to stop)", file=sys.stderr)
     try:
-        await _until_stopped()
+        await until_stopped()
     finally:
         await slack.drain()
         await handler.close_async()
 
 
-async def _until_stopped() -> None:
-    """Until SIGTERM (a container stop) or Ctrl-C; both end in an orderly shutdown."""
+async def until_stopped() -> None:
+    """Until SIGTERM (a container stop) or Ctrl-C; both end in an orderly shutdown. (`navibot serve` too.)"""
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
