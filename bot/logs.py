@@ -16,7 +16,9 @@ import json
 import logging
 import re
 import sys
+import threading
 from datetime import UTC, datetime
+from types import TracebackType
 from typing import Any, Literal, TextIO
 
 from bot.observe import current_trace
@@ -137,6 +139,35 @@ class _StderrHandler(logging.StreamHandler):  # type: ignore[type-arg]
 
 
 _OURS = "navibot-stderr"  # the name of the handler configure_logging installs
+_uncaught = logging.getLogger("navibot.uncaught")
+
+
+def _log_uncaught(kind: type[BaseException], exc: BaseException, tb: TracebackType | None) -> None:
+    """sys.excepthook in JSON mode: an exception nothing caught is one JSON line (masked), not a bare traceback."""
+    if issubclass(kind, KeyboardInterrupt):
+        sys.__excepthook__(kind, exc, tb)
+        return
+    _uncaught.critical("uncaught %s", kind.__name__, exc_info=(kind, exc, tb))
+
+
+def _log_uncaught_in_thread(args: threading.ExceptHookArgs) -> None:
+    """threading.excepthook in JSON mode, likewise for a thread (a library's) that dies of an exception."""
+    if args.exc_type is SystemExit or args.exc_value is None:
+        return
+    name = args.thread.name if args.thread is not None else "?"
+    _uncaught.critical("uncaught %s in thread %s", args.exc_type.__name__, name,
+                       exc_info=(args.exc_type, args.exc_value, args.exc_traceback))
+
+
+def _route_uncaught(json_mode: bool) -> None:
+    """Uncaught exceptions go through the log in JSON mode; back to Python's own printing otherwise."""
+    if json_mode:
+        sys.excepthook, threading.excepthook = _log_uncaught, _log_uncaught_in_thread
+        return
+    if sys.excepthook is _log_uncaught:
+        sys.excepthook = sys.__excepthook__
+    if threading.excepthook is _log_uncaught_in_thread:
+        threading.excepthook = threading.__excepthook__
 
 
 def configure_logging(fmt: LogFormat, verbose: bool, redact_pii: bool, *, level: int | None = None,
@@ -166,8 +197,10 @@ def configure_logging(fmt: LogFormat, verbose: bool, redact_pii: bool, *, level:
     # shows them again.
     for name in CHATTY_LIBRARIES:
         logging.getLogger(name).setLevel(logging.NOTSET if verbose else logging.WARNING)
-    # A library's Python warning would otherwise be a bare text line among the JSON objects.
+    # A library's Python warning, or an uncaught exception's traceback, would otherwise be bare text lines among
+    # the JSON objects (and unmasked).
     logging.captureWarnings(fmt == "json")
+    _route_uncaught(fmt == "json")
 
 
 def resolve_format(log_format: str, command: str | None) -> LogFormat:

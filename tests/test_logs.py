@@ -6,6 +6,8 @@ from __future__ import annotations
 import io
 import json
 import logging
+import sys
+import threading
 import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -56,6 +58,7 @@ def _remove_ours() -> None:
 def logs() -> Iterator[Callable[..., Lines]]:
     """configure_logging into a buffer; returns a function giving the lines written so far."""
     level = logging.getLogger().level
+    hooks = sys.excepthook, threading.excepthook
 
     def configure(fmt: str = "json", redact_pii: bool = True, verbose: bool = False,
                   level: int = logging.INFO) -> Lines:
@@ -66,6 +69,7 @@ def logs() -> Iterator[Callable[..., Lines]]:
     yield configure
     _remove_ours()
     logging.getLogger().setLevel(level)
+    sys.excepthook, threading.excepthook = hooks
 
 
 @contextmanager
@@ -373,3 +377,24 @@ def test_a_teams_failure_logs_the_trace_id_of_the_apology_as_a_field_and_no_ques
     everything = "\n".join(lines())
     for word in ("Zebrafinch", "college", *ORIGINALS):
         assert word not in everything
+
+
+def test_an_uncaught_exception_is_a_json_line_masked(logs: Callable[..., Lines]) -> None:
+    """In JSON mode a traceback nothing caught (the main thread's, or a library thread's) is one JSON object with
+    secrets and PII masked, not bare text lines among the JSON ones. Text mode gives Python's printing back."""
+    lines = logs("json")
+    try:
+        raise OSError("cannot reach mongodb://navibot:hunter2pass@db:27017 for jane.doe@example.org")
+    except OSError:
+        sys.excepthook(*sys.exc_info())  # what Python does with an exception that leaves main()
+    thread = threading.Thread(target=lambda: 1 / 0, name="library-worker")
+    thread.start()
+    thread.join()
+    main_line, thread_line = map(json.loads, lines())
+    assert main_line["level"] == "CRITICAL" and main_line["message"] == "uncaught OSError"
+    assert "navibot:***@db" in main_line["exc"] and "[email]" in main_line["exc"]
+    assert "hunter2pass" not in main_line["exc"] and "jane.doe" not in main_line["exc"]
+    assert thread_line["message"] == "uncaught ZeroDivisionError in thread library-worker"
+    assert "ZeroDivisionError" in thread_line["exc"]
+    logs("text")
+    assert sys.excepthook is sys.__excepthook__ and threading.excepthook is threading.__excepthook__
