@@ -24,7 +24,8 @@ button clicks are signed with SLACK_SIGNING_SECRET as Slack signs them. One cloc
 3. 503 storm: the fake Gemini answers every generation call with 503 (embeddings still work); 2 API keys give
    2 endpoints for the failover. Every question must still get an answer posted with the notice "The AI model is
    unavailable right now…" (the extractive fallback): two-turn conversations one at a time, then 50 questions at
-   once. Reported: the time of such a turn.
+   once. Reported: the time of such a turn. Then Gemini hangs (no reply for 30 s) on 5 questions at once: the
+   default per-call timeout (6 s) and turn deadline (12 s) must bound each turn, which ends with the fallback.
 4. Store unavailable: this process holds `BEGIN EXCLUSIVE` on the conversations SQLite file (the server's writes
    then wait for SQLite's busy timeout and fail). Questions must get the apology with a trace id, /healthz is read,
    the process must stay up; after ROLLBACK the next question must be answered again.
@@ -69,6 +70,7 @@ from tests.fake_slack import TEAM_ID, Call
 ACK_P95_TARGET_MS = 100.0
 OVERHEAD_MEDIAN_TARGET_MS = 50.0
 UNAVAILABLE = "The AI model is unavailable right now"
+HANG_S = 30.0  # longer than the turn's deadline
 TRACE = re.compile(r"trace id ([0-9a-f]{12})")
 QUESTIONS = ["Can college students get SNAP?", "What is the SNAP gross income limit?", "Who qualifies for Medicaid?",
              "How often do I renew Medicaid?", "Who can get WIC?", "How much is the Child Tax Credit?",
@@ -308,6 +310,30 @@ def bench_storm(h: ServeHarness, conversations: int, at_once: int, tally: Tally)
                  at_once, at_once_notice, wall, at_once_ms)
 
 
+@dataclass
+class Hang:
+    questions: int
+    with_notice: int
+    answer_ms: list[float]
+
+
+def bench_hang(h: ServeHarness, n: int, hang_s: float, tally: Tally) -> Hang:
+    """Gemini accepts the generation calls and never answers in time: the per-call timeout and the turn's deadline
+    (NAVIBOT_PROVIDER_TIMEOUT_SECONDS 6, NAVIBOT_TURN_DEADLINE_SECONDS 12, the defaults) must bound the turn."""
+    h.gemini.delays[":generateContent"] = hang_s
+    try:
+        channels = [channel_id() for _ in range(n)]
+        sent: list[Sent] = run_all(h, [h.mention_async(ch, QUESTIONS[i % len(QUESTIONS)])
+                                       for i, ch in enumerate(channels)])
+        tally.questions += n
+        posts = [h.wait_posts(ch, 1, timeout=hang_s + 30)[0] for ch in channels]
+    finally:
+        h.set_delays()
+    notice = sum(1 for s, p in zip(sent, posts, strict=True)
+                 if UNAVAILABLE in text_of(p) and p.args.get("thread_ts") == s.ts)
+    return Hang(n, notice, [(p.at - s.sent_at) * 1000 for s, p in zip(sent, posts, strict=True)])
+
+
 # --- 4. store unavailable -------------------------------------------------------------------------------------------
 
 @dataclass
@@ -394,7 +420,7 @@ def verdict(ok: bool) -> str:
     return "PASS" if ok else "FAIL"
 
 
-def render(args: argparse.Namespace, seq: Sequential, conc: Concurrent, storm: Storm, down: StoreDown,
+def render(args: argparse.Namespace, seq: Sequential, conc: Concurrent, storm: Storm, hang: Hang, down: StoreDown,
            samples: dict[str, float] | None, tally: Tally, total_s: float, load: str, exit_code: int | None) -> str:
     command = "python benchmarks/bench_server.py" + (" " + " ".join(sys.argv[1:]) if sys.argv[1:] else "")
     rows: list[tuple[str, str, str, str]] = []
@@ -452,6 +478,11 @@ def render(args: argparse.Namespace, seq: Sequential, conc: Concurrent, storm: S
         (f"503 storm, {storm.at_once} at once: event → answer median / p95 ms; wall s",
          f"{med(storm.at_once_answer_ms):.0f} / {p95(storm.at_once_answer_ms):.0f}; {storm.at_once_wall_s:.2f}",
          "—", "—"),
+        (f"Gemini hangs (no reply for {HANG_S:.0f} s), {hang.questions} questions at once: answered with the notice",
+         f"{hang.with_notice} / {hang.questions}", f"{hang.questions}", verdict(hang.with_notice == hang.questions)),
+        ("Gemini hangs: event → answer posted, median / max ms (turn deadline 12 s)",
+         f"{med(hang.answer_ms):.0f} / {max(hang.answer_ms):.0f}", "< 13000",
+         verdict(max(hang.answer_ms) < 13_000)),
         ("After the storm: next question answered by Gemini again; ms",
          f"{storm.recovered}; {storm.recovered_ms:.0f}", "True", verdict(storm.recovered)),
         ("Store locked: questions answered with an apology and trace id, in their thread",
@@ -543,7 +574,8 @@ def main(argv: list[str] | None = None) -> int:
                              "/healthz and /metrics)")
     parser.add_argument("--keep", type=Path, help="run in this folder and keep it (server log, stores)")
     args = parser.parse_args(argv)
-    conversations, concurrent, storm_conversations, locked = (5, 10, 2, 2) if args.quick else (30, 50, 10, 5)
+    conversations, concurrent, storm_conversations, hung, locked = ((5, 10, 2, 2, 2) if args.quick
+                                                                    else (30, 50, 10, 5, 5))
 
     started = time.perf_counter()
     load = machine_load()
@@ -562,6 +594,8 @@ def main(argv: list[str] | None = None) -> int:
             conc = bench_concurrent(harness, concurrent, tally)
             print("503 storm ...", file=sys.stderr, flush=True)
             storm = bench_storm(harness, storm_conversations, concurrent, tally)
+            print(f"Gemini hangs, {hung} questions at once ...", file=sys.stderr, flush=True)
+            hang = bench_hang(harness, hung, HANG_S, tally)
             print("store locked ...", file=sys.stderr, flush=True)
             down = bench_store_down(harness, locked, tally)
             samples = scrape(harness) if args.command == "serve" else None
@@ -569,7 +603,7 @@ def main(argv: list[str] | None = None) -> int:
             exit_code = harness.stop()
             if args.keep:
                 print(f"server log: {harness.log_path}", file=sys.stderr)
-    section = render(args, seq, conc, storm, down, samples, tally, time.perf_counter() - started, load, exit_code)
+    section = render(args, seq, conc, storm, hang, down, samples, tally, time.perf_counter() - started, load, exit_code)
     print(section)
     if not args.quick or args.write:
         write_section("bench_server", section)
