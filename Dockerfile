@@ -22,7 +22,9 @@ COPY bot ./bot
 COPY rag ./rag
 COPY adapters ./adapters
 COPY manifests ./manifests
-RUN pip install --no-deps -e .
+# COPY keeps the checkout's file modes: a checkout made with umask 077 would leave the code unreadable to the
+# non-root user below. Readable by all, writable by none of them.
+RUN pip install --no-deps -e . && chmod -R a+rX,go-w /app
 
 # Not root: the bot needs to write only to its data directory.
 RUN useradd --create-home --uid 10001 navibot && mkdir -p /data && chown navibot:navibot /data

@@ -99,6 +99,9 @@ def test_dependencies_are_a_layer_keyed_on_pyproject_only(tmp_path: Path) -> Non
     assert first_copy < deps_step < copies[1][0], "the dependency install comes before the source is copied"
     assert "--no-deps" in steps[next(i for i, (kw, rest) in enumerate(steps)
                                       if i > copies[1][0] and kw == "RUN" and "pip install" in rest)][1]
+    last_copy, user_step = copies[-1][0], next(i for i, (kw, _) in enumerate(steps) if kw == "USER")
+    assert any(kw == "RUN" and "chmod -R a+rX" in rest and rest.split()[-1].startswith("/app")
+               for kw, rest in steps[last_copy:user_step]), "the copied code is readable by the non-root user"
     copied = {rest.split()[0] for _, rest in copies}
     assert {*SOURCES, "manifests", "README.md", "pyproject.toml"} <= copied
     # The dependency list really is read from pyproject.toml: run the step's first command on a copy of it.
