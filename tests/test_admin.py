@@ -18,7 +18,7 @@ import pytest
 from pymongo.errors import ServerSelectionTimeoutError
 
 from bot import admin_command, mongo_conversations, sqlite_conversations
-from bot.admin_report import compute_stats, defuse, parse_since, stats_text
+from bot.admin_report import compute_stats, defuse, parse_since, percentile, stats_text
 from bot.cli import main
 from bot.conversations import AnswerRecord, ConversationStore
 from bot.errors import UserError
@@ -210,6 +210,12 @@ def test_the_handler_saves_the_engine_time_of_each_answer(tmp_path: Path, demo_s
 
 
 # ------------------------------------------------------------------------------------------------ stats
+
+
+def test_percentile_is_nearest_rank() -> None:
+    assert percentile([float(n) for n in range(1, 21)], 0.95) == 19.0  # p95 of 20 values is the 19th
+    assert percentile([float(n) for n in range(1, 101)], 0.95) == 95.0
+    assert percentile([7.0], 0.95) == 7.0
 
 
 def test_parse_since() -> None:
@@ -490,3 +496,4 @@ def test_export_csv_file_opens_as_utf8_in_a_spreadsheet(tmp_path: Path, capsys: 
     assert out.read_bytes().startswith(b"\xef\xbb\xbftime,platform,rating,")
     [row] = list(csv.DictReader(io.StringIO(out.read_text(encoding="utf-8-sig"), newline="")))
     assert row["question"] == "¿Pueden los estudiantes recibir SNAP?" and " › " in row["citations"]
+    assert row["reason"] == ""  # no reason is an empty cell, not "None"
