@@ -17,6 +17,7 @@ import logging
 import re
 import sys
 import threading
+from collections.abc import Callable
 from datetime import UTC, datetime
 from types import TracebackType
 from typing import Any, Literal, TextIO
@@ -78,6 +79,17 @@ class _Cleaner:
         return "".join(part if i % 2 else redact(part) for i, part in enumerate(parts))
 
 
+def _clean_fields(value: Any, clean: Callable[[str], str]) -> Any:
+    """A structured field with every string in it (in lists and dicts too) cleaned."""
+    if isinstance(value, str):
+        return clean(value)
+    if isinstance(value, (list, tuple)):
+        return [_clean_fields(item, clean) for item in value]
+    if isinstance(value, dict):
+        return {key: _clean_fields(item, clean) for key, item in value.items()}
+    return value
+
+
 class JsonFormatter(logging.Formatter):
     """One JSON object per line; newlines inside the message or the traceback are escaped by JSON itself."""
 
@@ -99,9 +111,9 @@ class JsonFormatter(logging.Formatter):
             line["trace_id"] = trace
         for name, value in record.__dict__.items():
             if name not in _STANDARD and name not in line and not name.startswith("_"):
-                # Structured fields are written by our code (ids, kinds, timings); a string among them is still
-                # masked, in case a caller passes an exception's text.
-                line[name] = mask_secrets(value) if isinstance(value, str) else value
+                # Structured fields are written by our code (ids, kinds, timings), but some carry an exception's
+                # text (a turn's fallbacks: "generate: <the provider's error>"): cleaned like the message.
+                line[name] = _clean_fields(value, clean)
         if record.exc_info:
             line["exc"] = clean(self.formatException(record.exc_info))
         elif record.exc_text:

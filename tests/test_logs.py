@@ -398,3 +398,17 @@ def test_an_uncaught_exception_is_a_json_line_masked(logs: Callable[..., Lines])
     assert "ZeroDivisionError" in thread_line["exc"]
     logs("text")
     assert sys.excepthook is sys.__excepthook__ and threading.excepthook is threading.__excepthook__
+
+
+def test_structured_fields_are_cleaned_like_the_message(logs: Callable[..., Lines]) -> None:
+    """A turn's fallbacks carry the provider's error text: the `fallbacks` field is masked as the message is."""
+    from bot.observe import TurnEvent
+
+    lines = logs("json")
+    cause = f"generate: POST https://example.test/v1?key={SECRETS[2]} failed for jane.doe@example.org"
+    TurnLog(Settings()).turn(TurnEvent("123456789abc", "slack", "no_answer", "q", {"total": 5.0}, [cause],
+                                       answer_id="1234567890abcdef1234567890abcdef"))
+    [line] = map(json.loads, lines())
+    assert line["fallbacks"] == ["generate: POST https://example.test/v1?key=*** failed for [email]"]
+    assert line["trace_id"] == "123456789abc" and line["answer_id"] == "1234567890abcdef1234567890abcdef"
+    assert SECRETS[2] not in "\n".join(lines())
