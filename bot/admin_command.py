@@ -73,8 +73,13 @@ def _store(settings: Settings) -> Iterator[ConversationStore]:
         store.close()
 
 
-def _check_out(path: Path) -> None:
-    """Said before anything is read: a folder that does not exist, or a path that is a folder."""
+def _check_out(path: Path, settings: Settings) -> None:
+    """Said before anything is read: a folder that does not exist, a path that is a folder, or one of the bot's own
+    store files (the export would be renamed over it once written: every answer and rating gone)."""
+    stores = {Path(f"{p.resolve()}{suffix}") for p in (settings.conversations_path, settings.store_path)
+              for suffix in ("", "-wal", "-shm", "-journal")}
+    if path.resolve() in stores:
+        raise UserError(f"--out {path}: that is one of the bot's store files; give another file name")
     if path.is_dir():
         raise UserError(f"--out {path}: is a folder; give a file name")
     if not path.parent.is_dir():
@@ -121,7 +126,7 @@ def _redaction_note(settings: Settings) -> str:
 def cmd_feedback_export(args: argparse.Namespace, settings: Settings) -> int:
     since = parse_since(args.since)
     if args.out is not None:
-        _check_out(args.out)
+        _check_out(args.out, settings)
     writer = write_csv if args.format == "csv" else write_jsonl
     with _store(settings) as store:
         rows = export_rows(store, since)

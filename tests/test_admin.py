@@ -408,6 +408,20 @@ def test_export_bad_out_or_since_is_one_line_exit_2(tmp_path: Path, capsys: pyte
         assert err.count("\n") == 1 and message in err and "Traceback" not in err
 
 
+def test_export_never_overwrites_a_store_file(capsys: pytest.CaptureFixture[str]) -> None:
+    """`--out` naming the conversation store (a slip of tab completion) would rename the export over it."""
+    store = SQLiteConversationStore(conversations_file())
+    tricky(store)
+    store.close()
+    settings = Settings()
+    for target in (settings.conversations_path, Path(f"{settings.conversations_path}-wal"), settings.store_path):
+        assert main(["feedback", "export", "--out", str(target)]) == 2
+        assert "one of the bot's store files" in capsys.readouterr().err
+    store = SQLiteConversationStore(conversations_file())
+    assert len(list(store.ratings())) == 2
+    store.close()
+
+
 def test_a_failed_export_leaves_the_last_good_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                    capsys: pytest.CaptureFixture[str]) -> None:
     store = SQLiteConversationStore(conversations_file())
