@@ -1,6 +1,7 @@
 """Peak memory of `navibot serve` on a large knowledge store: idle, after 50 questions one by one, and after 50 at once.
 
     python benchmarks/bench_memory.py                 # full run: 10,000-chunk store (target < 500 MB), plus 100,000
+                                                      # (~8 min to build both stores, 3.4 GB of temp disk)
     python benchmarks/bench_memory.py --quick         # smoke check: a 1,000-chunk store, 10 questions (< 60 s)
     python benchmarks/bench_memory.py --store-dir /tmp/navibot-bench-stores   # reuse bench_retrieval's stores
 
