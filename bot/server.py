@@ -7,14 +7,16 @@
 
 Slack Socket Mode (SLACK_APP_TOKEN) runs alongside in the same event loop, on the same Slack app.
 
-Shutdown (SIGTERM from a container stop, or Ctrl-C): /healthz turns 503 and new chat requests are refused with
-503 (Slack and the Bot Connector retry them, on another instance behind a load balancer), Socket Mode is closed,
+Shutdown (SIGTERM from a container stop, or Ctrl-C): /healthz turns 503 and new questions are refused with 503
+(Slack and the Bot Connector retry them, on another instance behind a load balancer) while clicks, which are never
+sent again, are still served; Socket Mode is closed,
 the answers under way get up to NAVIBOT_SHUTDOWN_GRACE_SECONDS to be posted, then the listener closes.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from collections.abc import Awaitable, Callable
 from contextlib import suppress
@@ -117,13 +119,30 @@ STATE = web.AppKey("navibot_server", ServerState)
 async def refuse_when_shutting_down(request: web.Request,
                                     handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
                                     ) -> web.StreamResponse:
-    """After SIGTERM, new chat requests get 503 with Retry-After (both platforms redeliver), while the requests
-    already being handled finish. /healthz says why; /metrics stays readable to the last scrape."""
+    """After SIGTERM, new questions get 503 with Retry-After (the platforms redeliver them, to another instance
+    behind a load balancer), while the requests already being handled finish. /healthz says why; /metrics stays
+    readable to the last scrape."""
     state = request.app[STATE]
-    if state.health.shutting_down and request.path not in (HEALTH_PATH, METRICS_PATH):
+    if (state.health.shutting_down and request.path not in (HEALTH_PATH, METRICS_PATH)
+            and await redelivered_if_refused(request)):
         return web.json_response({"status": "shutting down"}, status=503,
                                  headers={"Retry-After": RETRY_AFTER_SECONDS})
     return await handler(request)
+
+
+async def redelivered_if_refused(request: web.Request) -> bool:
+    """Slack redelivers an Events API callback (JSON) and the Bot Connector a message, so refusing them during the
+    drain loses nothing. A click (a feedback button, the reason form) or a slash command (Slack, form-encoded) and
+    a Teams invoke (a card button) are never sent again: refused, they would be lost, so they are served."""
+    if request.path == EVENTS_PATH:
+        return request.content_type == "application/json"
+    if request.path == MESSAGES_PATH:
+        try:
+            body = json.loads(await request.read())  # kept by aiohttp: the handler reads it again
+        except ValueError:
+            return True
+        return not (isinstance(body, dict) and body.get("type") == "invoke")
+    return True
 
 
 async def healthz(request: web.Request) -> web.Response:
@@ -215,7 +234,7 @@ class Server:
         return self.port
 
     async def stop(self) -> None:
-        """Stop taking work (/healthz and new chat requests: 503; Socket Mode closed), let the answers under way be
+        """Stop taking work (/healthz and new questions: 503; Socket Mode closed), let the answers under way be
         posted for at most NAVIBOT_SHUTDOWN_GRACE_SECONDS, then stop listening."""
         state, grace = self.state, self.state.settings.shutdown_grace_seconds
         state.health.shutting_down = True
@@ -227,7 +246,7 @@ class Server:
             log.info("navibot serve: stopping; up to %g s for %d answer(s) under way", grace, under_way)
         waits = []
         if state.slack is not None:
-            waits.append(state.slack.drain(grace))
+            waits.append(drain_slack(state.slack, grace))
         if state.teams is not None:
             waits.append(state.teams.drain(grace))  # cancels what is left after `grace`
         await asyncio.gather(*waits)
@@ -240,6 +259,15 @@ class Server:
         if self.runner is not None:
             await self.runner.cleanup()
             self.runner = None
+
+
+async def drain_slack(slack: SlackApp, grace: float) -> None:
+    """Until every Slack answer is posted, at most `grace` seconds: including the work of a click served during
+    the drain, which started after it (SlackApp.drain waits only for what was under way when it was called)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + grace
+    while slack.tasks and (left := deadline - loop.time()) > 0:
+        await asyncio.wait(set(slack.tasks), timeout=left)
 
 
 async def run(app: web.Application, host: str, port: int,

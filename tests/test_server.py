@@ -19,20 +19,25 @@ from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
+from urllib.parse import urlencode
 
 import aiohttp
 import pytest
 from pydantic import SecretStr
 from pymongo.errors import ServerSelectionTimeoutError
 
+from adapters.slack.blocks import ACTION_FEEDBACK
 from adapters.slack.settings import SlackSettings
+from adapters.teams.cards import VERB_HELPFUL
 from adapters.teams.settings import TeamsSettings
+from benchmarks.serve_harness import answer_id_of
 from bot.cli import main
 from bot.errors import UserError
 from bot.health import Health, one_line
 from bot.runtime import Bot, build_bot
-from bot.server import NO_PLATFORM, Server, build_server_app, run
+from bot.server import NO_PLATFORM, Server, build_server_app, drain_slack, run
 from bot.settings import Settings
 from bot.turns import Turn
 from tests.fake_connector import FakeConnector
@@ -157,6 +162,17 @@ class Running:
     async def get(self, path: str) -> tuple[int, str]:
         async with self.session.get(self.url + path) as response:
             return response.status, await response.text()
+
+    async def slack_click(self, payload: dict[str, Any]) -> int:
+        """A button click as Slack posts it: form-encoded, signed."""
+        body = urlencode({"payload": json.dumps(payload)})
+        ts = str(int(time.time()))
+        digest = hmac.new(SECRET.encode(), f"v0:{ts}:{body}".encode(), hashlib.sha256).hexdigest()
+        headers = {"X-Slack-Request-Timestamp": ts, "X-Slack-Signature": f"v0={digest}",
+                   "Content-Type": "application/x-www-form-urlencoded"}
+        async with self.session.post(self.url + "/slack/events", data=body.encode(), headers=headers) as response:
+            await response.read()
+            return response.status
 
     async def slack_event(self, event: dict[str, Any], event_id: str | None = None) -> int:
         body = json.dumps({"token": "legacy", "team_id": TEAM_ID, "api_app_id": "A0NAVI", "type": "event_callback",
@@ -429,6 +445,79 @@ def test_sigterm_mid_turn_finishes_the_answer_then_stops(bot: Bot) -> None:
     assert not seen["late_posted"]
     key = Turn("slack", TEAM_ID, "C0SLOW", seen["thread"], "U0ALICE", STUDENTS).conversation_key
     assert len(bot.conversations.history(key, 5)) == 1, "and saved"
+
+
+def test_while_draining_questions_are_refused_but_clicks_are_served(bot: Bot) -> None:
+    """Slack redelivers an event and the Bot Connector a message, so they get 503 once SIGTERM arrived; a feedback
+    click (Slack) or a card button (a Teams invoke) is never sent again, so it is served and the rating saved."""
+    seen: dict[str, Any] = {}
+
+    async def scenario() -> None:
+        fake, connector = FakeSlack(), FakeConnector()
+        await fake.start()
+        await connector.start()
+        try:
+            async with serving(bot, slack(fake.api_url), teams(allow_anonymous=True)) as running:
+                assert await running.slack_event(mention("C0DRAIN", STUDENTS)) == 200
+                [answer] = await fake.wait_for("chat.postMessage", 1, "C0DRAIN")
+                seen["answer_id"] = answer_id = answer_id_of(answer)
+                running.server.state.health.shutting_down = True  # what stop() sets first
+                seen["question"] = await running.slack_event(mention("C0DRAIN", "Is there an asset test?"))
+                seen["teams_question"] = await running.teams_activity(activity(connector, STUDENTS))
+                seen["click"] = await running.slack_click({
+                    "type": "block_actions", "team": {"id": TEAM_ID, "domain": "navi"}, "api_app_id": "A0NAVI",
+                    "token": "legacy", "trigger_id": "1.1.abc", "user": {"id": "U0CLICK", "team_id": TEAM_ID},
+                    "channel": {"id": "C0DRAIN", "name": "benefits"},
+                    "container": {"type": "message", "message_ts": answer.result["ts"], "channel_id": "C0DRAIN"},
+                    "message": {"type": "message", "ts": answer.result["ts"], "thread_ts": answer.args["thread_ts"]},
+                    "actions": [{"action_id": ACTION_FEEDBACK, "block_id": "b1", "type": "feedback_buttons",
+                                 "value": f"helpful:{answer_id}", "action_ts": str(time.time())}]})
+                invoke = {**activity(connector, ""), "type": "invoke", "name": "adaptiveCard/action", "text": None,
+                          "value": {"action": {"type": "Action.Execute", "verb": VERB_HELPFUL,
+                                               "data": {"answer_id": "nope"}}, "trigger": "manual"}}
+                async with running.session.post(running.url + "/api/messages", json=invoke) as response:
+                    seen["invoke"] = response.status, await response.text()
+        finally:
+            await fake.stop()
+            await connector.stop()
+        seen["posted"] = len(fake.of("chat.postMessage", "C0DRAIN"))
+
+    asyncio.run(scenario())
+    assert seen["question"] == 503 and seen["teams_question"] == 503 and seen["posted"] == 1
+    assert seen["click"] == 200
+    [rating] = bot.conversations.feedback(seen["answer_id"])
+    assert rating.helpful and rating.user == "U0CLICK", "the click during the drain is saved"
+    status, text = seen["invoke"]
+    assert status == 200 and "can't find that answer" in text, "the card button is answered, not refused"
+
+
+def test_the_drain_waits_for_work_started_during_it() -> None:
+    """A click served during the drain starts its work after the drain began: it is waited for too, within the
+    grace period."""
+    async def scenario() -> tuple[float, bool, float]:
+        holder = SimpleNamespace(tasks=set())  # what drain_slack reads of a SlackApp
+
+        def spawn(seconds: float) -> asyncio.Task[None]:
+            task = asyncio.create_task(asyncio.sleep(seconds))
+            holder.tasks.add(task)
+            task.add_done_callback(holder.tasks.discard)
+            return task
+
+        spawn(0.1)
+        asyncio.get_running_loop().call_later(0.05, spawn, 0.3)  # the click, mid-drain
+        started = time.monotonic()
+        await drain_slack(holder, grace=5)  # type: ignore[arg-type]
+        waited, all_done = time.monotonic() - started, not holder.tasks
+        late = spawn(10)
+        started = time.monotonic()
+        await drain_slack(holder, grace=0.2)  # type: ignore[arg-type]
+        bounded = time.monotonic() - started
+        late.cancel()
+        return waited, all_done, bounded
+
+    waited, all_done, bounded = asyncio.run(scenario())
+    assert all_done and waited >= 0.3, "the work started mid-drain was waited for"
+    assert bounded < 1.0, "never longer than the grace period"
 
 
 def test_teams_with_credentials_refuses_an_unauthenticated_request(bot: Bot) -> None:
