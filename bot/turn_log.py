@@ -17,6 +17,9 @@ from bot.redact import redact
 from bot.settings import Settings
 
 log = logging.getLogger("navibot.turns")
+# A logged question is cut after this many characters: an over-long message (refused as too_long) would otherwise
+# be a line of tens of kB, which log shippers split (Docker's json-file driver at 16 kB), breaking the JSON.
+LOGGED_QUESTION_CHARS = 2000
 
 
 class TurnLog:
@@ -50,7 +53,10 @@ class TurnLog:
         if event.answer_id:
             parts.append(f"answer={event.answer_id}")
         if self.log_questions:
-            question = redact(event.question) if self.redact_pii else event.question
+            question = event.question
+            if len(question) > LOGGED_QUESTION_CHARS:
+                question = f"{question[:LOGGED_QUESTION_CHARS]}… [{len(question) - LOGGED_QUESTION_CHARS:,} more]"
+            question = redact(question) if self.redact_pii else question
             fields["question"] = question
             parts.append(f"question={json.dumps(question, ensure_ascii=False)}")
         log.info(" ".join(p for p in parts if p), extra=fields)

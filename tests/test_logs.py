@@ -424,3 +424,17 @@ def test_redaction_misses_for_the_lead(said: str, personal: str, logs: Callable[
     lines = logs("text")
     logging.getLogger("navibot.test").warning(said)
     assert personal not in "\n".join(lines())
+
+
+def test_an_over_long_question_is_cut_in_the_log(demo: Core, tmp_path: Path, logs: Callable[..., Lines]) -> None:
+    """A pasted page (refused as too_long) is not a 40 kB log line, which a log shipper would split mid-JSON."""
+    lines = logs("json")
+    handler, store = handler_with(demo, tmp_path, Settings(log_questions=True))  # type: ignore[call-arg]
+    try:
+        reply = handler.handle(Turn("slack", "W1", "C1", "T1", "U1", "SNAP rules " * 4000))
+    finally:
+        store.close()
+    assert reply.kind is ReplyKind.ERROR
+    [line] = turn_lines(lines())
+    assert line["error"] == "too_long" and line["question"].endswith("… [42,000 more]")
+    assert len(lines()[0]) < 6000
