@@ -18,21 +18,20 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from bot.logs import mask_secrets
 from bot.runtime import Bot
 
 PROBE_TIMEOUT_SECONDS = 3.0
 CACHE_SECONDS = 2.0
 PROBE_ANSWER_ID = "navibot-healthz-probe"  # looked up, never found: a read that touches the conversation store
-_CREDENTIALS = re.compile(r"(?P<scheme>[a-z][a-z0-9+.-]*://)[^/@\s]+@", re.IGNORECASE)
-_SECRET_WORDS = re.compile(r"(?P<key>(?:password|passwd|pwd|secret|token|api[_-]?key)\s*[=:]\s*)\S+", re.IGNORECASE)
+_CREDENTIALS = re.compile(r"(?P<scheme>[a-z][a-z0-9+.-]*://)[^/@\s]+@", re.IGNORECASE)  # user and password
 MAX_REASON_CHARS = 200
 
 
 def one_line(exc: BaseException) -> str:
     """An exception as one short line a person can read, with credentials blanked out."""
     text = " ".join(str(exc).split()) or type(exc).__name__
-    text = _CREDENTIALS.sub(lambda m: f"{m.group('scheme')}***@", text)
-    text = _SECRET_WORDS.sub(lambda m: f"{m.group('key')}***", text)
+    text = mask_secrets(_CREDENTIALS.sub(lambda m: f"{m.group('scheme')}***@", text))  # the log's masks too
     if len(text) > MAX_REASON_CHARS:
         text = text[:MAX_REASON_CHARS - 1] + "…"
     return f"{type(exc).__name__}: {text}"

@@ -329,6 +329,8 @@ def test_one_line_blanks_credentials_of_any_kind() -> None:
     line = one_line(RuntimeError("connect mongodb+srv://u:p%40ss@c.example.net/x failed\n  api_key=sk-123 token: abc"))
     assert "p%40ss" not in line and "sk-123" not in line and "abc" not in line and "\n" not in line
     assert line.startswith("RuntimeError: connect mongodb+srv://***@c.example.net/x")
+    tokens = one_line(OSError("auth with xoxb-1234-5678-abcdef and AIzaSyA1234567890abcdefghijk (Bearer eyJhbGciOi)"))
+    assert "5678" not in tokens and "1234567890" not in tokens and "eyJhbGciOi" not in tokens
 
 
 class CountingStore:
