@@ -165,24 +165,20 @@ class Running:
 
     async def slack_click(self, payload: dict[str, Any]) -> int:
         """A button click as Slack posts it: form-encoded, signed."""
-        body = urlencode({"payload": json.dumps(payload)})
-        ts = str(int(time.time()))
-        digest = hmac.new(SECRET.encode(), f"v0:{ts}:{body}".encode(), hashlib.sha256).hexdigest()
-        headers = {"X-Slack-Request-Timestamp": ts, "X-Slack-Signature": f"v0={digest}",
-                   "Content-Type": "application/x-www-form-urlencoded"}
-        async with self.session.post(self.url + "/slack/events", data=body.encode(), headers=headers) as response:
-            await response.read()
-            return response.status
+        return await self.slack_post(urlencode({"payload": json.dumps(payload)}), "application/x-www-form-urlencoded")
 
     async def slack_event(self, event: dict[str, Any], event_id: str | None = None) -> int:
         body = json.dumps({"token": "legacy", "team_id": TEAM_ID, "api_app_id": "A0NAVI", "type": "event_callback",
                            "event": event, "event_id": event_id or f"Ev{uuid.uuid4().hex[:10]}",
                            "event_time": int(time.time()),
                            "authorizations": [{"team_id": TEAM_ID, "user_id": BOT_USER_ID, "is_bot": True}]})
+        return await self.slack_post(body, "application/json")
+
+    async def slack_post(self, body: str, content_type: str) -> int:
+        """POST /slack/events signed with the signing secret, as Slack does."""
         ts = str(int(time.time()))
         digest = hmac.new(SECRET.encode(), f"v0:{ts}:{body}".encode(), hashlib.sha256).hexdigest()
-        headers = {"X-Slack-Request-Timestamp": ts, "X-Slack-Signature": f"v0={digest}",
-                   "Content-Type": "application/json"}
+        headers = {"X-Slack-Request-Timestamp": ts, "X-Slack-Signature": f"v0={digest}", "Content-Type": content_type}
         async with self.session.post(self.url + "/slack/events", data=body.encode(), headers=headers) as response:
             await response.read()
             return response.status
