@@ -12,14 +12,29 @@ from __future__ import annotations
 import re
 
 from bot.turns import Turn
+from rag.store import EVERYONE
 
-EVERYONE = "all"
 PLATFORMS = ("slack", "teams")
 _GROUP = re.compile(r"^[\w.@:-]{1,100}$")
+# What an id looks like, to warn about a key that can never match a chat (it fails closed: that chat sees only `all`).
+_ID_SHAPES = {
+    "slack": (re.compile(r"^[CGD][A-Z0-9]{8,}$"),
+              "a Slack channel id looks like C07ABCDEF12 (channel name > About > Channel ID), not a channel name"),
+    "teams": (re.compile(r"^19:\S+@thread\.(tacv2|skype)$"),
+              "a Teams team id looks like 19:...@thread.tacv2 (Get link to team, after /team/), not the groupId"),
+}
 
 
 class AccessError(ValueError):
     """NAVIBOT_ACCESS_GROUPS is malformed; the message names the entry."""
+
+
+def check_groups(groups: list[str], where: str) -> list[str]:
+    """Group names as NAVIBOT_ACCESS_GROUPS accepts them; others raise AccessError naming `where`."""
+    bad = [g for g in groups if not _GROUP.match(g)]
+    if bad:
+        raise AccessError(f"{where}: invalid group names {bad} (letters, digits, and . _ - @ : only)")
+    return groups
 
 
 class AccessMap:
@@ -35,6 +50,24 @@ class AccessMap:
                 raise AccessError(f"NAVIBOT_ACCESS_GROUPS: {key!r} has invalid group names {bad} (letters, digits, "
                                   "and . _ - @ : only)")
             self.grants[f"{platform}:{space.strip()}"] = list(dict.fromkeys([EVERYONE, *groups]))
+
+    def check(self) -> list[str]:
+        """A warning for each key that cannot be a chat id (a typo would otherwise go unnoticed)."""
+        warnings = []
+        for key in self.grants:
+            platform, _, space = key.partition(":")
+            shape, hint = _ID_SHAPES[platform]
+            if not shape.match(space):
+                warnings.append(f"NAVIBOT_ACCESS_GROUPS: {key!r} does not look like an id ({hint}); no chat will "
+                                "match it, so that chat sees only `all`")
+        return warnings
+
+    def describe(self) -> str:
+        """One line for the server's start-up log: what each mapped chat may see."""
+        if not self.grants:
+            return "access groups: no chat is mapped (NAVIBOT_ACCESS_GROUPS): every chat sees only `all`"
+        return ("access groups: " + "; ".join(f"{key} -> {', '.join(groups)}" for key, groups in self.grants.items())
+                + "; any other chat -> all")
 
     def groups_for(self, turn: Turn) -> list[str] | None:
         """The groups a turn's chat may see; None (no limit) for the terminal."""

@@ -15,7 +15,7 @@ from pydantic import ValidationError
 
 from adapters.slack.command import add_slack_parser
 from adapters.teams.command import add_teams_parser
-from bot.access import AccessError
+from bot.access import AccessError, check_groups
 from bot.admin_command import add_admin_parsers
 from bot.crawl_command import add_crawl_parser
 from bot.db_command import add_db_parser
@@ -50,9 +50,10 @@ def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
         roots.append(demo_kb_path())
     if not roots:
         raise UserError("give at least one file or folder to ingest (or --demo for the bundled demo pages)")
+    groups = check_groups(_csv(args.groups), "--groups")  # before the store opens
     core = build_core(settings, args.store)
     try:
-        summary = core.ingestor.ingest_paths(roots, tags=_csv(args.tags), groups=_csv(args.groups), prune=args.prune)
+        summary = core.ingestor.ingest_paths(roots, tags=_csv(args.tags), groups=groups, prune=args.prune)
     finally:
         core.close()
     for problem in summary.problems:

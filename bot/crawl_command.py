@@ -11,6 +11,7 @@ import sqlite3
 import sys
 from pathlib import Path
 
+from bot.access import check_groups
 from bot.errors import UserError
 from bot.runtime import build_core
 from bot.settings import Settings
@@ -71,7 +72,7 @@ def _config(args: argparse.Namespace) -> CrawlConfig:
         raise UserError("--delay must be 0 or more and --timeout more than 0")
     return CrawlConfig(start_urls=list(args.urls), sitemaps=list(args.sitemap), max_pages=args.max_pages,
                        concurrency=args.concurrency, delay=args.delay, any_path=args.any_path, prune=args.prune,
-                       tags=_csv(args.tags), groups=_csv(args.groups),
+                       tags=_csv(args.tags), groups=check_groups(_csv(args.groups), "--groups"),
                        policy=FetchPolicy(timeout=args.timeout, retries=args.retries))
 
 

@@ -115,6 +115,9 @@ class Bot:
 def build_bot(settings: Settings, store_path: Path | None = None, conversations_path: Path | None = None) -> Bot:
     moods = MoodBook(settings.moods_file)  # read first: a broken moods file or access map is reported before
     access = AccessMap(settings.access_groups)  # anything opens
+    log.info(access.describe())  # at INFO: the servers' start-up log, not `navibot ask`
+    for warning in access.check():
+        log.warning(warning)
     core = build_core(settings, store_path)
     try:
         conversations = open_conversation_store(settings, conversations_path)

@@ -19,7 +19,7 @@ from rag.embedding import Embedder, EmbeddingUnavailable
 from rag.loaders import JSONL, LoadError, iter_files, load_file
 from rag.models import SourceDocument
 from rag.sentences import chunk_sentences
-from rag.store import ChunkVectors, KnowledgeStore
+from rag.store import EVERYONE, ChunkVectors, KnowledgeStore
 
 log = logging.getLogger(__name__)
 
@@ -34,6 +34,7 @@ class IngestSummary:
     chunks: int = 0
     seconds: float = 0.0
     problems: list[str] = field(default_factory=list)  # "path: reason", one per failure or skipped line
+    kept_restricted: int = 0  # stored restricted documents that stayed so (no groups given for this run)
 
     @property
     def ingested(self) -> int:
@@ -42,7 +43,9 @@ class IngestSummary:
 
     def line(self) -> str:
         return (f"{self.added} added, {self.updated} updated, {self.unchanged} unchanged, {self.removed} removed, "
-                f"{self.failed} failed; {self.chunks} chunks written in {self.seconds:.1f} s")
+                f"{self.failed} failed; {self.chunks} chunks written in {self.seconds:.1f} s"
+                + (f"; {self.kept_restricted} restricted document(s) kept their access groups (pass --groups all "
+                   "to make them visible to every chat)" if self.kept_restricted else ""))
 
 
 class Ingestor:
@@ -52,12 +55,31 @@ class Ingestor:
         self.chunker = chunker
 
     def ingest_documents(self, docs: Iterable[SourceDocument], summary: IngestSummary,
-                         known: dict[str, str] | None = None) -> None:
-        """Store documents whose content changed; count the unchanged ones."""
+                         known: dict[str, str] | None = None, keep_restricted: bool = False) -> None:
+        """Store documents whose content changed; count the unchanged ones. With `keep_restricted` (no groups
+        were given for this run) a stored document restricted to some groups stays restricted."""
         self.store.check_embedder(self.embedder.name, self.embedder.dim)
-        self._store_changed(docs, summary, self.store.document_hashes() if known is None else known)
+        self._store_changed(docs, summary, self.store.document_hashes() if known is None else known,
+                            keep_restricted)
 
-    def _store_changed(self, docs: Iterable[SourceDocument], summary: IngestSummary, known: dict[str, str]) -> None:
+    def _keep_restrictions(self, docs: list[SourceDocument], summary: IngestSummary) -> None:
+        """A routine re-ingest or re-crawl without --groups must not publish a restricted document to every chat:
+        a document stored without the group `all` keeps its groups unless this run names groups itself."""
+        widened = [d for d in docs if EVERYONE in (g.lower() for g in d.groups)]
+        if not widened:
+            return
+        stored = {d.doc_id: d.groups for d in self.store.documents()}
+        for doc in widened:
+            before = stored.get(doc.doc_id)
+            if before and EVERYONE not in (g.lower() for g in before):
+                doc.groups = list(before)
+                summary.kept_restricted += 1
+
+    def _store_changed(self, docs: Iterable[SourceDocument], summary: IngestSummary, known: dict[str, str],
+                       keep_restricted: bool = False) -> None:
+        docs = list(docs)
+        if keep_restricted:
+            self._keep_restrictions(docs, summary)
         for doc in docs:
             digest = doc.content_hash
             previous = known.get(doc.doc_id)
@@ -141,7 +163,7 @@ class Ingestor:
                     doc.groups = list(groups)
                 docs.append(doc)
                 kept.add(doc.doc_id)
-            self._store_changed(docs, summary, known)
+            self._store_changed(docs, summary, known, keep_restricted=not groups)
             if docs and path.suffix.lower() not in JSONL:
                 renamed = ids_by_source.get(str(path.resolve()), set()) - {d.doc_id for d in docs}
                 if renamed:

@@ -19,6 +19,9 @@ class ChunkVectors:
     sentences: np.ndarray
 
 
+EVERYONE = "all"  # the access group of public documents, which every chat sees
+
+
 @dataclass(frozen=True, slots=True)
 class StoredDocument:
     doc_id: str

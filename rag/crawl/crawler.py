@@ -396,7 +396,7 @@ class _Crawl:
     def _ingest(self, docs: list[SourceDocument]) -> None:
         """Runs in a worker thread. The ingestor reports a document it cannot chunk, embed or store and goes on
         with the others; what is left to raise (the store itself failing) ends the crawl with a clear message."""
-        self.ingestor.ingest_documents(docs, self.result.ingest, self.known)
+        self.ingestor.ingest_documents(docs, self.result.ingest, self.known, keep_restricted=not self.config.groups)
 
     # -- pruning -------------------------------------------------------------------------------------------
 
