@@ -24,17 +24,18 @@ from bot.conversations import (
 )
 
 _EMAIL = re.compile(r"(?<![\w.+-])[\w.+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}\b")
-# 123-45-6789 / 123 45 6789 / 123456789 (nine digits standing alone); not part of a longer number or amount.
-_SSN = re.compile(r"(?<![\w$.,/-])\d{3}([- ]?)\d{2}\1\d{4}(?![\w.,/-]?\d)(?![A-Za-z_])")
+# 123-45-6789 / 123 45 6789 (even glued to a label: "SSN123-45-6789") / 123456789 (nine digits standing alone);
+# not part of a longer number, amount or id.
+_SSN = re.compile(r"(?:(?<![\d$.,/-])\d{3}([- ])\d{2}\1\d{4}|(?<![\w$.,/-])\d{9})(?![\w.,/-]?\d)(?![A-Za-z_])")
 # US numbers: (555) 123-4567, 555-123-4567, 555.123.4567, +1 555 123 4567, 1-800-221-5689, 5551234567;
-# international: + country code and 7 to 14 more digits.
+# international: + country code and 7 to 14 more digits; an extension (x12, ext. 12) goes with the number.
 _PHONE = re.compile(
     r"(?<![\w$.,/-])(?:(?:\+?1[-. ]?)?(?:\(\d{3}\)\s?|\d{3}[-. ])\d{3}[-. ]\d{4}|(?:\+?1)?\d{10}"
-    r"|\+\d{1,3}(?:[-. ]?\d){7,14})(?![\w.,/-]?\d)(?![A-Za-z_])")
+    r"|\+\d{1,3}(?:[-. ]?\d){7,14})(?:\s?(?:x|ext\.?)\s?\d{1,6})?(?![\w.,/-]?\d)(?![A-Za-z_])")
 _MONTH = (r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sep(?:t(?:ember)?)?"
           r"|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)\.?")
 _DATE = (rf"(?:\d{{1,2}}[/.-]\d{{1,2}}[/.-]\d{{2,4}}|\d{{4}}-\d{{2}}-\d{{2}}|{_MONTH}\s+\d{{1,2}}(?:st|nd|rd|th)?,?\s+\d{{4}}"
-         rf"|\d{{1,2}}\s+{_MONTH},?\s+\d{{4}})")
+         rf"|\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH},?\s+\d{{4}})")
 _DOB = re.compile(rf"(?i)\b(d\.?o\.?b\.?|date\s+of\s+birth|birth\s*(?:date|day)|born(?:\s+on)?)"
                   rf"(\s*(?:is|:|-)?\s*)({_DATE})")
 

@@ -414,13 +414,12 @@ def test_structured_fields_are_cleaned_like_the_message(logs: Callable[..., Line
     assert SECRETS[2] not in "\n".join(lines())
 
 
-@pytest.mark.xfail(strict=True, reason="bot/redact.py (lead): these shapes of personal data pass unredacted")
 @pytest.mark.parametrize("said, personal", [
     ("caller SSN123-45-6789 asks", "123-45-6789"),  # a dashed SSN right after its label
     ("call her at 555-867-5309x12", "867-5309"),  # a phone number with its extension
     ("she was born 3rd March 1980", "1980"),  # a date of birth with the day first, as an ordinal
 ], ids=["ssn-after-label", "phone-extension", "dob-ordinal-day"])
-def test_redaction_misses_for_the_lead(said: str, personal: str, logs: Callable[..., Lines]) -> None:
+def test_redaction_catches_glued_labels_extensions_and_ordinal_days(said: str, personal: str, logs: Callable[..., Lines]) -> None:
     lines = logs("text")
     logging.getLogger("navibot.test").warning(said)
     assert personal not in "\n".join(lines())
