@@ -233,7 +233,8 @@ class SQLiteKnowledgeStore:
             rows = self._db.execute(
                 "SELECT d.doc_id, d.title, d.content_hash, d.source_path, COUNT(c.id), d.groups FROM documents d"
                 " LEFT JOIN chunks c ON c.doc_id = d.doc_id GROUP BY d.doc_id ORDER BY d.doc_id").fetchall()
-        return [StoredDocument(*row[:5], groups=tuple(json.loads(row[5]))) for row in rows]
+        return [StoredDocument(doc_id, title, digest, source, count, tuple(json.loads(groups)))
+                for doc_id, title, digest, source, count, groups in rows]
 
     def counts(self) -> dict[str, int]:
         with self._lock:
