@@ -78,6 +78,7 @@ def bare_root() -> Iterator[None]:
     in the test body, not a fixture: the runner adds its handlers for the test's call after fixtures are set up.)"""
     root = logging.getLogger()
     saved, level = list(root.handlers), root.level
+    hooks = sys.excepthook, threading.excepthook  # JSON mode routes uncaught exceptions through the log
     for handler in saved:
         root.removeHandler(handler)
     try:
@@ -87,6 +88,8 @@ def bare_root() -> Iterator[None]:
         for handler in saved:
             root.addHandler(handler)
         root.setLevel(level)
+        sys.excepthook, threading.excepthook = hooks
+        logging.captureWarnings(False)
 
 
 def handler_with(demo: Core, tmp_path: Path, settings: Settings) -> tuple[TurnHandler, SQLiteConversationStore]:
