@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import sys
 import tempfile
 import textwrap
@@ -251,7 +252,16 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    configure_cli_logging(args.command, args.verbose)  # before the settings are read: see bot/logs.py
+    log_format = configure_cli_logging(args.command, args.verbose)  # before the settings are read: see bot/logs.py
+
+    def fail(message: str) -> None:
+        """The one line of a failed command; a JSON log record when the logs are JSON (`navibot serve` in a
+        container), so that a log shipper does not get one odd plain line at the moment it matters most."""
+        if log_format == "json":
+            logging.getLogger("navibot.cli").error(message, extra={"event": "failed", "command": args.command})
+        else:
+            print(f"navibot: {message}", file=sys.stderr)
+
     try:
         settings = Settings()
         if getattr(args, "k", None) is not None and args.k < 1:
@@ -259,13 +269,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(args.func(args, settings))
     except ValidationError as exc:
         problems = "; ".join(f"NAVIBOT_{'_'.join(map(str, e['loc'])).upper()}: {e['msg']}" for e in exc.errors())
-        print(f"navibot: invalid setting: {problems}", file=sys.stderr)
+        fail(f"invalid setting: {problems}")
     except (UserError, EmbeddingMismatch, MoodFileError, AccessError) as exc:
-        print(f"navibot: {exc}", file=sys.stderr)
+        fail(str(exc))
     except RuntimeError as exc:  # store cannot be opened, model files missing: say it plainly
-        print(f"navibot: {exc}", file=sys.stderr)
+        fail(str(exc))
     except KeyboardInterrupt:
-        print("navibot: interrupted", file=sys.stderr)
+        fail("interrupted")
         return 130
     return EXIT_USAGE
 

@@ -222,14 +222,16 @@ def resolve_format(log_format: str, command: str | None) -> LogFormat:
     return "json" if command == "serve" else "text"
 
 
-def configure_cli_logging(command: str | None, verbose: bool) -> None:
+def configure_cli_logging(command: str | None, verbose: bool) -> LogFormat:
     """Logging for a `navibot` command, before its settings are validated: the format and PII choice are read
     from the settings when they are valid, and default (auto, redacted) when not, so that the command can then
-    report the bad setting in its one-line error. Server commands log at INFO (one line per turn)."""
+    report the bad setting in its one-line error. Server commands log at INFO (one line per turn). Returns the
+    format chosen."""
     try:
         settings = Settings()
         log_format, redact_pii = settings.log_format, settings.redact_pii
     except Exception:  # noqa: BLE001 - whatever is wrong, the command reports it when it reads the settings itself
         log_format, redact_pii = "auto", True
-    configure_logging(resolve_format(log_format, command), verbose, redact_pii,
-                      level=logging.INFO if command in SERVER_COMMANDS else logging.WARNING)
+    fmt = resolve_format(log_format, command)
+    configure_logging(fmt, verbose, redact_pii, level=logging.INFO if command in SERVER_COMMANDS else logging.WARNING)
+    return fmt

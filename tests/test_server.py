@@ -12,6 +12,8 @@ import os
 import re
 import signal
 import socket
+import subprocess
+import sys
 import threading
 import time
 import uuid
@@ -115,14 +117,28 @@ def test_serve_without_a_platform_exits_2_with_one_line(monkeypatch: pytest.Monk
                                                         capsys: pytest.CaptureFixture[str]) -> None:
     for name in [n for n in os.environ if n.startswith(("SLACK_", "NAVIBOT_TEAMS_"))]:
         monkeypatch.delenv(name)
+    monkeypatch.setenv("NAVIBOT_LOG_FORMAT", "text")
     assert main(["serve"]) == 2
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and "SLACK_BOT_TOKEN" in err and "NAVIBOT_TEAMS_CLIENT_ID" in err
 
 
+def test_a_failed_start_is_one_json_log_line_under_json_logs(tmp_path: Path) -> None:
+    """serve logs JSON by default: its one-line refusal is a JSON record too, not a plain line among them."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SLACK_", "NAVIBOT_"))}
+    env["NAVIBOT_DATA_DIR"] = str(tmp_path)
+    done = subprocess.run([sys.executable, "-m", "bot.cli", "serve"], check=False, env=env, capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 2 and done.stdout == ""
+    [line] = done.stderr.splitlines()
+    record = json.loads(line)
+    assert record["level"] == "ERROR" and record["event"] == "failed" and "SLACK_BOT_TOKEN" in record["message"]
+
+
 def test_a_port_in_use_exits_2_with_one_line(monkeypatch: pytest.MonkeyPatch,
                                              capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.setenv("NAVIBOT_TEAMS_ALLOW_ANONYMOUS", "true")
+    monkeypatch.setenv("NAVIBOT_LOG_FORMAT", "text")
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
@@ -140,6 +156,7 @@ def test_a_refused_slack_token_exits_2_at_start_up(monkeypatch: pytest.MonkeyPat
     loop.run(fake.start())
     try:
         fake.fail_next("auth.test", "invalid_auth")
+        monkeypatch.setenv("NAVIBOT_LOG_FORMAT", "text")
         monkeypatch.setenv("SLACK_BOT_TOKEN", "xoxb-revoked")
         monkeypatch.setenv("SLACK_SIGNING_SECRET", SECRET)
         monkeypatch.setenv("SLACK_API_URL", fake.api_url)
