@@ -8,6 +8,7 @@ import json
 import logging
 import sys
 import threading
+import time
 import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -290,6 +291,19 @@ def test_a_bad_setting_is_still_one_line(capsys: pytest.CaptureFixture[str],
     assert err.startswith("navibot: invalid setting: NAVIBOT_TOP_K") and err.count("\n") == 1
 
 
+def forged_mention(harness: ServeHarness, channel: str, text: str) -> int:
+    body = json.dumps({"type": "event_callback", "team_id": "T0NAVI", "event_id": "EvForged", "event": {
+        "type": "app_mention", "user": "U0X", "text": text, "ts": "1.000001", "channel": channel}})
+    headers = {"X-Slack-Request-Timestamp": str(int(time.time())), "X-Slack-Signature": "v0=" + "0" * 64,
+               "Content-Type": "application/json"}
+
+    async def post() -> int:
+        assert harness.session is not None
+        async with harness.session.post(f"{harness.url}/slack/events", data=body, headers=headers) as response:
+            return response.status
+    return harness.loop.run(post())
+
+
 def test_navibot_serve_writes_json_lines_with_one_per_turn_and_no_personal_data(demo_store: Path,
                                                                                tmp_path: Path) -> None:
     """`navibot serve` as an admin runs it (a subprocess, configured by the environment), driven by signed Slack
@@ -305,9 +319,13 @@ def test_navibot_serve_writes_json_lines_with_one_per_turn_and_no_personal_data(
         [(status, _)] = run_all(harness, [harness.click_feedback_async(answer, "U0CLICKER", False)])
         assert status == 200
         harness.loop.run(harness.slack.wait_for("chat.postEphemeral", 1, channel, 15), 20)
+        # A request whose signature does not match (a wrong or rotated SLACK_SIGNING_SECRET, or a forgery): Slack
+        # Bolt logs such a request's whole body at INFO, which would put a navigator's question in the log.
+        assert forged_mention(harness, channel, "Zebrafinch: " + PII_QUESTION) == 401
     finally:
         assert harness.stop() == 0
     log = harness.log_path.read_text()
+    assert "Zebrafinch" not in log and "Invalid request signature detected" in log
     # Every line is JSON but the server's own start-up line, printed for the person who started it.
     records = [json.loads(line) for line in log.splitlines() if line.strip() and not line.startswith("navibot serve:")]
     turns = [r for r in records if r.get("event") == "turn"]

@@ -78,6 +78,20 @@ LATEST_THREADS_KEPT = 10_000
 REACTION_WAIT_SECONDS = 0.5  # the longest a ready answer waits for its :eyes: reaction to land
 
 
+class _NoBodyOfRefusedRequests(logging.Filter):
+    """Slack Bolt logs a request whose signature does not match with its whole body, at INFO: with a wrong or
+    rotated SLACK_SIGNING_SECRET that is every question navigators ask. The line stays; the body goes."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if str(record.msg).startswith("Invalid request signature detected"):
+            record.msg, record.args = ("Invalid request signature detected (a wrong SLACK_SIGNING_SECRET, a clock "
+                                       "more than 5 minutes off, or a forged request; its body is not logged)"), ()
+        return True
+
+
+logging.getLogger("slack_bolt.RequestVerification").addFilter(_NoBodyOfRefusedRequests())
+
+
 def question_text(text: str, bot_user_id: str | None) -> str:
     """The words of a Slack message as a person reads them: the bot's own mention removed, other mentions,
     links and channel names as their labels, and Slack's &amp; &lt; &gt; escapes undone."""
