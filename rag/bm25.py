@@ -8,6 +8,7 @@ store, so a sentence scores the same whichever candidates it is compared with.
 from __future__ import annotations
 
 import math
+import threading
 from collections.abc import Sequence
 from functools import lru_cache
 
@@ -16,13 +17,18 @@ import snowballstemmer
 
 from rag.terms import question_terms, tokens
 
-_STEMMER = snowballstemmer.stemmer("english")
 K1, B = 1.2, 0.75
+# A Snowball stemmer keeps its working state on the object: shared by the bot's turn threads it fails now and then
+# (IndexError) or, worse, quietly returns another word's stem. One per thread.
+_local = threading.local()
 
 
 @lru_cache(maxsize=200_000)
 def stem(word: str) -> str:
-    return str(_STEMMER.stemWord(word))
+    stemmer = getattr(_local, "stemmer", None)
+    if stemmer is None:
+        stemmer = _local.stemmer = snowballstemmer.stemmer("english")
+    return str(stemmer.stemWord(word))
 
 
 def stemmed(text: str) -> list[str]:

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import math
+import sys
+import threading
 
 import pytest
 
+from rag import bm25
 from rag.bm25 import K1, B, bm25_scores, idf, query_stems, stemmed
 from rag.models import Chunk, SubChunk
 from rag.sentences import chunk_sentences, split_sentences
@@ -42,3 +45,39 @@ def test_sentences_of_a_chunk() -> None:
     assert [s.text for s in sentences] == ["A student qualifies.", "Work study counts."]
     assert sentences[0].index_text == "SNAP > Students\nA student qualifies."
     assert {s.sub_id for s in sentences} == {"d::0.0"}
+
+
+# The bot's turn threads stem new words at once: a shared Snowball stemmer raised or returned another word's stem.
+WORDS = [f"{root}{suffix}" for root in ("nation", "relat", "condition", "generous", "hopeful", "formal", "activ",
+                                        "sensitiv", "electric", "effective", "depend", "adjust", "communicat")
+         for suffix in ("ization", "ational", "fulness", "iveness", "icate", "alism", "ement", "ously", "ingly", "")]
+
+
+def test_stemming_from_many_threads_at_once_is_right_and_never_raises() -> None:
+    expected = {w: bm25.stem.__wrapped__(w) for w in WORDS}
+    failures: list[BaseException] = []
+    wrong: list[tuple[str, str]] = []
+    start = threading.Barrier(8)
+
+    def work() -> None:
+        start.wait()
+        try:
+            for _ in range(40):
+                for word in WORDS:
+                    got = bm25.stem.__wrapped__(word)  # stem() on a cache miss
+                    if got != expected[word]:
+                        wrong.append((word, got))
+        except Exception as exc:  # noqa: BLE001
+            failures.append(exc)
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        threads = [threading.Thread(target=work) for _ in range(8)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert not failures and not wrong, (failures[:3], wrong[:3])
