@@ -149,9 +149,10 @@ class TurnHandler:
         return record if len(where) >= 3 and where[0] == platform and where[2] == channel else None
 
     def record_feedback(self, answer_id: str, user: str, helpful: bool, reason: str | None = None,
-                        chat: tuple[str, str] | None = None) -> FeedbackRecord:
+                        chat: tuple[str, str] | None = None, click: bool = True) -> FeedbackRecord:
         """One rating per user and answer; clicking again updates it. Raises FeedbackError with a clear message.
-        With `chat` (platform, channel) the answer must have been given in that chat."""
+        With `chat` (platform, channel) the answer must have been given in that chat. `click=False` when the call
+        only adds the reason to a rating already counted (Slack's reason form after a 👎): not a second click."""
         reason = (reason or "").strip() or None
         if reason and len(reason) > MAX_REASON_CHARS:
             raise FeedbackError(f"The reason is too long ({len(reason):,} characters; at most "
@@ -164,5 +165,6 @@ class TurnHandler:
         except UnknownAnswer as exc:
             raise FeedbackError("I can't find that answer any more, so the rating was not saved "
                                 f"(answer id {answer_id!r}).") from exc
-        self.observers.feedback(record.platform, helpful)
+        if click:
+            self.observers.feedback(record.platform, helpful)
         return record

@@ -18,6 +18,7 @@ import uuid
 from collections.abc import Coroutine, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any, TypeVar
 from urllib.parse import urlencode
 
@@ -491,6 +492,9 @@ def test_show_quotes_of_an_unknown_answer_says_so_to_the_clicker(harness: Harnes
 
 def test_feedback_is_stored_and_confirmed_to_the_clicker_only_and_a_thumbs_down_can_give_a_reason(
         harness: Harness) -> None:
+    clicks: list[tuple[str, bool]] = []
+    harness.bot.observers.add(SimpleNamespace(turn=lambda event: None, error=lambda kind, platform: None,
+                                              feedback=lambda platform, helpful: clicks.append((platform, helpful))))
     ch = channel()
     _, reply = harness.mention(ch, STUDENTS)
     answer_id = answer_id_of(reply)
@@ -523,6 +527,7 @@ def test_feedback_is_stored_and_confirmed_to_the_clicker_only_and_a_thumbs_down_
     assert stored.helpful is False and stored.reason == "cited the wrong program"
     saved = harness.run(harness.fake.wait_for("chat.postEphemeral", 3, ch))[2]
     assert "reason is saved" in saved.args["text"]
+    assert clicks == [("slack", True), ("slack", False)], "the reason form is not a third click (metrics, log)"
 
 
 def test_feedback_on_an_unknown_answer_is_explained_and_a_reason_form_for_it_shows_the_error(

@@ -408,7 +408,7 @@ class SlackApp:
             return
         try:  # recorded before the ack (a few milliseconds), so a problem shows in the form itself
             await asyncio.to_thread(self.bot.handler.record_feedback, str(where.get("answer_id", "")), user, False,
-                                    reason)
+                                    reason, click=False)  # the 👎 itself was counted when it was clicked
         except FeedbackError as exc:
             await ack(response_action="errors", errors={REASON_BLOCK: str(exc)[:150]})
             return
