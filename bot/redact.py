@@ -30,7 +30,7 @@ _SSN = re.compile(r"(?:(?<![\d$.,/-])\d{3}([- ])\d{2}\1\d{4}|(?<![\w$.,/-])\d{9}
 # US numbers: (555) 123-4567, 555-123-4567, 555.123.4567, +1 555 123 4567, 1-800-221-5689, 5551234567;
 # international: + country code and 7 to 14 more digits; an extension (x12, ext. 12) goes with the number.
 _PHONE = re.compile(
-    r"(?<![\w$.,/-])(?:(?:\+?1[-. ]?)?(?:\(\d{3}\)\s?|\d{3}[-. ])\d{3}[-. ]\d{4}|(?:\+?1)?\d{10}"
+    r"(?<![\w$.,/-])(?:(?:\+?1[-. ]?)?(?:\(\d{3}\)\s?|\d{3}[-. ])\d{3}[-. ]\d{4}|(?:\+?1)?[2-9]\d{9}"
     r"|\+\d{1,3}(?:[-. ]?\d){7,14})(?:\s?(?:x|ext\.?)\s?\d{1,6})?(?![\w.,/-]?\d)(?![A-Za-z_])")
 _MONTH = (r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sep(?:t(?:ember)?)?"
           r"|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)\.?")

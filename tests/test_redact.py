@@ -94,3 +94,10 @@ def test_ids_that_start_with_digits_are_not_personal_data(text: str) -> None:
     """Hex trace and answer ids begin with nine or ten digits now and then; a letter right after the digits
     shows the run is part of a longer token."""
     assert redact(text) == text
+
+
+def test_a_unix_timestamp_is_not_a_phone_number() -> None:
+    """A US area code never starts with 0 or 1, so a bare ten-digit run starting with 1 (a Unix time in a library's
+    log line) is not a phone number."""
+    assert redact("timestamp: 1795319003") == "timestamp: 1795319003"
+    assert redact("call 5558675309 or 15558675309") == "call [phone] or [phone]"
