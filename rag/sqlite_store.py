@@ -93,7 +93,11 @@ class SQLiteKnowledgeStore:
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         if str(path) != ":memory:":
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:  # a data dir that cannot be created: one line, not a traceback
+                raise RuntimeError(f"cannot create the folder of the knowledge store {path}: "
+                                   f"{exc.strerror or exc}") from exc
         try:
             self._db = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
             self._db.execute("PRAGMA journal_mode=WAL")

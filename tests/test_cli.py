@@ -61,6 +61,11 @@ def test_friendly_errors(capsys: pytest.CaptureFixture[str], monkeypatch: pytest
     monkeypatch.setenv("NAVIBOT_TOP_K", "lots")
     assert main(["search", "anything"]) == 2
     assert "invalid setting: NAVIBOT_TOP_K" in capsys.readouterr().err
+    monkeypatch.delenv("NAVIBOT_TOP_K")
+    blocker = Path("a-file")
+    blocker.write_text("not a folder", encoding="utf-8")
+    assert main(["ask", "--store", str(blocker / "store.sqlite3"), "anything"]) == 2  # a data dir that can't exist
+    assert capsys.readouterr().err.startswith("navibot: cannot create the folder of the knowledge store")
 
 
 def test_console_script_runs_without_traceback(tmp_path: Path) -> None:
