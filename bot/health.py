@@ -1,6 +1,7 @@
 """`GET /healthz` of `navibot serve`: is this process able to answer a question right now?
 
-Healthy means: the knowledge store and the conversation store answer a cheap read within a few seconds, and the
+Healthy means: the knowledge store and the conversation store answer a cheap read within a few seconds, no
+question failed on the store in the last minute without one saved since (a store may read but not write), and the
 models are loaded (the embedder is built; every hosted provider in use has a key). The probe runs in a thread
 (the stores are synchronous and a lost MongoDB blocks until its own timeout) and its result is kept for a couple
 of seconds, so a load balancer polling every instant costs the stores one read per interval, not one per poll.
@@ -19,10 +20,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bot.logs import mask_secrets
+from bot.observe import TurnEvent
 from bot.runtime import Bot
 
 PROBE_TIMEOUT_SECONDS = 3.0
 CACHE_SECONDS = 2.0
+# A store that still answers reads but refuses writes (SQLite locked by another process, a MongoDB user without
+# write rights, a full disk) passes the read probe: the questions that failed to save say it instead.
+STORE_FAILURE_SECONDS = 60.0
 PROBE_ANSWER_ID = "navibot-healthz-probe"  # looked up, never found: a read that touches the conversation store
 _CREDENTIALS = re.compile(r"(?P<scheme>[a-z][a-z0-9+.-]*://)[^/@\s]+@", re.IGNORECASE)  # user and password
 MAX_REASON_CHARS = 200
@@ -89,6 +94,29 @@ class Health:
         self._clock = clock
         self._cached: tuple[float, HealthReport] | None = None
         self._probing: asyncio.Future[HealthReport] | None = None
+        self._store_failed: tuple[float, str] | None = None  # (when, trace id) of the last question the store failed
+
+    # An Observer (bot/observe.py): the turns tell whether the store takes writes.
+    def turn(self, event: TurnEvent) -> None:
+        if event.error == "store":
+            self._store_failed = (self._clock(), event.trace_id)
+            self._cached = None
+        elif event.kind in ("answer", "no_answer"):  # saved: the store takes writes again
+            self._store_failed = None
+
+    def feedback(self, platform: str, helpful: bool) -> None:
+        pass
+
+    def error(self, kind: str, platform: str) -> None:
+        pass
+
+    def _store_failure(self) -> str | None:
+        failed = self._store_failed
+        if failed is None or self._clock() - failed[0] > STORE_FAILURE_SECONDS:
+            return None
+        return (f"conversation store: a question failed on it {self._clock() - failed[0]:.0f} s ago (trace id "
+                f"{failed[1]}); healthy again once a question is saved, or after {STORE_FAILURE_SECONDS:g} s "
+                "without failures")
 
     async def report(self) -> HealthReport:
         if self.shutting_down:
@@ -114,6 +142,7 @@ class Health:
                                 "`navibot ingest PATH` (or `navibot ingest --demo`)")
         _, problem = await self._read("conversation store",
                                       lambda: self.bot.conversations.get_answer(PROBE_ANSWER_ID))
+        problem = problem or self._store_failure()
         if problem:
             reasons.append(problem)
         report = HealthReport(reasons, warnings, knowledge, (time.perf_counter() - started) * 1000)

@@ -164,7 +164,9 @@ def build_server_app(bot: Bot, settings: Settings, slack_settings: SlackSettings
     app = web.Application(middlewares=[refuse_when_shutting_down])
     watcher = Metrics()
     bot.observers.add(watcher)
-    state = ServerState(bot, settings, platforms, Health(bot), watcher, slack_settings=slack_settings)
+    health = Health(bot)
+    bot.observers.add(health)  # questions that fail on the store make /healthz say so
+    state = ServerState(bot, settings, platforms, health, watcher, slack_settings=slack_settings)
     app[STATE] = state
     if platforms.slack:
         # One Slack app for both ways in: HTTP requests are signature-checked; Socket Mode ones are not signed,

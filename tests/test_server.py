@@ -37,7 +37,8 @@ from adapters.teams.settings import TeamsSettings
 from benchmarks.serve_harness import answer_id_of
 from bot.cli import main
 from bot.errors import UserError
-from bot.health import Health, one_line
+from bot.health import STORE_FAILURE_SECONDS, Health, HealthReport, one_line
+from bot.observe import TurnEvent
 from bot.runtime import Bot, build_bot
 from bot.server import NO_PLATFORM, Server, build_server_app, drain_slack, run
 from bot.settings import Settings
@@ -317,6 +318,29 @@ def test_healthz_is_503_with_the_reason_when_the_conversation_store_is_closed(bo
     assert status == 503 and body["status"] == "unavailable"
     [reason] = body["reasons"]
     assert reason.startswith("conversation store: ") and "closed" in reason and "Traceback" not in reason
+
+
+def test_healthz_is_503_while_questions_fail_on_a_store_that_still_reads(bot: Bot) -> None:
+    """SQLite locked by another process (or MongoDB refusing writes) still answers the read probe: the questions
+    that failed on the store make /healthz say so, until one is saved again or a minute passes."""
+    now = [1000.0]
+    health = Health(bot, cache_seconds=0, clock=lambda: now[0])
+
+    def report() -> HealthReport:
+        return asyncio.run(health.report())
+
+    assert report().ok
+    health.turn(TurnEvent("abc123def456", "slack", "error", "q", error="store"))
+    [reason] = report().reasons
+    assert reason.startswith("conversation store: a question failed on it 0 s ago (trace id abc123def456)")
+    health.turn(TurnEvent("0123456789ab", "slack", "error", "q", error="internal"))  # not the store's fault
+    health.turn(TurnEvent("0123456789ac", "slack", "command", "help"))  # saves nothing: proves nothing
+    assert not report().ok
+    health.turn(TurnEvent("0123456789ad", "slack", "answer", "q"))  # saved again
+    assert report().ok
+    health.turn(TurnEvent("0123456789ae", "teams", "error", "q", error="store"))
+    now[0] += STORE_FAILURE_SECONDS + 1
+    assert report().ok  # nobody asked for a minute: the read probe decides again
 
 
 class UnreachableMongo:
