@@ -342,6 +342,7 @@ class StoreDown:
     apologies_with_trace: int
     reply_ms: list[float]
     reply_texts: list[str]
+    health_before: tuple[int, str, float] | None  # lock taken, no question asked yet
     health_waiting: tuple[int, str, float] | None  # while the questions' writes wait on the lock
     health_locked: tuple[int, str, float] | None  # lock still held, no turn under way
     alive_while_locked: bool
@@ -364,11 +365,13 @@ def bench_store_down(h: ServeHarness, n: int, tally: Tally) -> StoreDown:
     lock = sqlite3.connect(h.conversations_path, timeout=30, isolation_level=None)
     lock.execute("BEGIN EXCLUSIVE")  # what another writer (a backup, a migration, a stuck process) can do
     try:
+        time.sleep(2.5)  # past /healthz's 2 s cache
+        health_before = health(h)
         channels = [channel_id() for _ in range(n)]
         sent: list[Sent] = run_all(h, [h.mention_async(ch, QUESTIONS[i % len(QUESTIONS)])
                                        for i, ch in enumerate(channels)])
         tally.questions += n
-        time.sleep(1.0)
+        time.sleep(2.5)  # past the cache of the reading before; the first write still waits (5 s busy timeout)
         health_waiting = health(h)
         posts = [h.wait_posts(ch, 1, timeout=120)[0] for ch in channels]
         texts = [str(p.args.get("text")) for p in posts]
@@ -387,7 +390,7 @@ def bench_store_down(h: ServeHarness, n: int, tally: Tally) -> StoreDown:
     time.sleep(2.5)  # /healthz caches its probe for 2 s
     health_after = health(h)
     reply_ms = [(p.at - s.sent_at) * 1000 for s, p in zip(sent, posts, strict=True)]
-    return StoreDown(n, traced, reply_ms, texts, health_waiting, health_locked, alive, health_released,
+    return StoreDown(n, traced, reply_ms, texts, health_before, health_waiting, health_locked, alive, health_released,
                      health_after, recovered, (post.at - sent_after.sent_at) * 1000, h.alive())
 
 
@@ -495,6 +498,9 @@ def render(args: argparse.Namespace, seq: Sequential, conc: Concurrent, storm: S
          f"{med(down.reply_ms):.0f} / {max(down.reply_ms):.0f}", "—", "—"),
         ("Store locked: process still up", str(down.alive_while_locked), "True", verdict(down.alive_while_locked)),
     ]
+    if down.health_before is not None:
+        rows.append(("Store locked, no question asked yet: GET /healthz status", str(down.health_before[0]),
+                     "—", "—"))
     if down.health_waiting is not None:
         rows.append(("Store locked, questions waiting on it: GET /healthz status (ms)",
                      f"{down.health_waiting[0]} ({down.health_waiting[2]:.0f} ms)", "503",
@@ -553,7 +559,8 @@ def render(args: argparse.Namespace, seq: Sequential, conc: Concurrent, storm: S
         f"- Model calls in the sequential run: {seq.calls}; in the {conc.n} concurrent questions: {conc.calls}.",
         f"- The store-locked apology reads: \"{down_text}\"",
         *(f"- /healthz {when}: {found[0]} {found[1]}" for when, found in
-          (("while the locked questions waited", down.health_waiting),
+          (("with the lock taken, before any question", down.health_before),
+           ("while the locked questions waited", down.health_waiting),
            ("with the lock held, no question under way", down.health_locked),
            ("right after the lock was released", down.health_released),
            ("after the next question was saved", down.health_after)) if found is not None),
