@@ -29,6 +29,8 @@ from rag.rewrite import Exchange
 log = logging.getLogger(__name__)
 
 MAX_REASON_CHARS = 2000
+STORE_DOWN = ("Sorry, my conversation store is not responding, so I could not answer this one. Please try again in "
+              "a minute; if it keeps happening, tell your admin (trace id {trace}).")
 
 
 class FeedbackError(ValueError):
@@ -76,8 +78,9 @@ class TurnHandler:
         except Exception as exc:
             error = error_kind(exc)
             log.exception("turn failed (trace %s, conversation %s)", trace, turn.conversation_key)
-            reply = Reply(ReplyKind.ERROR, f"Sorry, something went wrong on my side. Please try again in a moment "
-                                           f"(trace id {trace}).")
+            reply = Reply(ReplyKind.ERROR, STORE_DOWN.format(trace=trace) if error == "store"
+                          else f"Sorry, something went wrong on my side. Please try again in a moment "
+                               f"(trace id {trace}).")
         finally:
             current_trace.reset(token)
         reply.trace_id = trace

@@ -76,6 +76,7 @@ def test_a_store_failure_is_an_error_of_kind_store(setup) -> None:  # type: igno
     store.close()
     reply = handler.handle(turn("Can college students get SNAP?"))
     assert reply.kind is ReplyKind.ERROR and reply.trace_id and reply.trace_id in reply.text
+    assert reply.text.startswith("Sorry, my conversation store is not responding")  # the navigator knows why
     assert recorder.turns[-1].error == "store" and recorder.turns[-1].is_question
 
 
