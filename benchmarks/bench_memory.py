@@ -22,7 +22,6 @@ of the peak under concurrency is allocator arenas rather than data).
 from __future__ import annotations
 
 import argparse
-import os
 import platform
 import sys
 import tempfile
@@ -41,7 +40,7 @@ from benchmarks.bench_retrieval import (
     store_bytes,
     store_for,
 )
-from benchmarks.results_file import write_section
+from benchmarks.results_file import machine_load, publish
 from benchmarks.serve_harness import ServeHarness, answer_id_of, channel_id, run_all
 
 TARGET_MB = 500.0
@@ -155,7 +154,7 @@ def main(argv: list[str] | None = None) -> int:
     sizes = args.sizes or sizes
 
     started = time.perf_counter()
-    load = f"2-core machine shared with other work, load average {os.getloadavg()[0]:.2f} at the start"
+    load = machine_load()
     base = load_base_document()
     results: list[MemoryResult] = []
     with tempfile.TemporaryDirectory(prefix="navibot-bench-memory-") as tmp:
@@ -171,12 +170,7 @@ def main(argv: list[str] | None = None) -> int:
                 results.append(measure(store, size, questions, args.command, Path(tmp) / f"serve-{size}-arenas",
                                        env={"MALLOC_ARENA_MAX": "2"}))
     section = render(args, results, time.perf_counter() - started, load)
-    print(section)
-    if not args.quick or args.write:
-        write_section("bench_memory", section)
-        print("(written to benchmarks/RESULTS.md)", file=sys.stderr)
-    else:
-        print("(quick run: RESULTS.md not updated; pass --write to update it)", file=sys.stderr)
+    publish("bench_memory", section, args.quick, args.write)
     return 0
 
 

@@ -52,7 +52,7 @@ if str(REPO_ROOT) not in sys.path:
 
 import numpy as np
 
-from benchmarks.results_file import write_section
+from benchmarks.results_file import machine_load, publish
 from bot.runtime import Core, build_core
 from bot.settings import Settings
 from rag.ingest import IngestSummary
@@ -62,7 +62,6 @@ from rag.store import Filters
 
 CORPUS_DIR = Path(__file__).resolve().parents[2] / "shared/corpus/snap"
 CORPUS_FILE = CORPUS_DIR / "7-cfr-273.md"  # the base of the synthetic manuals
-RESULTS_FILE = Path(__file__).resolve().parent / "RESULTS.md"
 INGEST_TARGET_S = 30.0
 MEDIAN_TARGET_MS = 20.0
 P95_TARGET_MS = 50.0
@@ -463,7 +462,7 @@ def render(args: argparse.Namespace, ingest: IngestResult, sizes: list[LatencyRe
         "",
         f"- Date: {now}",
         (f"- Python {platform.python_version()}, numpy {np.__version__}, SQLite {sqlite3.sqlite_version}; "
-        f"{os.cpu_count()} CPUs ({platform.machine()}, {platform.system()}); {load}"),
+        f"{os.cpu_count()} CPUs ({platform.machine()}, {platform.system()}), {load}"),
         f"- Command: `{command}`" + (" (quick smoke check)" if args.quick else ""),
         ("- Core: `build_core(Settings(), <store>)`: SQLiteKnowledgeStore + WordLlamaEmbedder + Chunker "
         "+ Retriever (defaults)"),
@@ -483,18 +482,6 @@ def render(args: argparse.Namespace, ingest: IngestResult, sizes: list[LatencyRe
         *[f"| {a} | {b} | {c} | {d} |" for a, b, c, d in rows],
     ]
     return "\n".join(lines) + "\n"
-
-
-def machine_load() -> str:
-    """The 1-minute load average: other work on this shared machine slows every figure."""
-    try:
-        return f"load average {os.getloadavg()[0]:.2f} at the start"
-    except OSError:
-        return "load average unknown"
-
-
-def write_results(section: str) -> None:
-    write_section("bench_retrieval", section)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -517,12 +504,7 @@ def main(argv: list[str] | None = None) -> int:
     ingest = bench_ingestion(ingest_runs)
     results, stages = bench_sizes(base, sizes, n_queries, args.store_dir)
     section = render(args, ingest, results, stages, n_queries, time.perf_counter() - started, load)
-    print(section)
-    if not args.quick or args.write:
-        write_results(section)
-        print(f"(written to {RESULTS_FILE})", file=sys.stderr)
-    else:
-        print("(quick run: RESULTS.md not updated; pass --write to update it)", file=sys.stderr)
+    publish("bench_retrieval", section, args.quick, args.write)
     return 0
 
 

@@ -53,7 +53,7 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from benchmarks.results_file import write_section
+from benchmarks.results_file import machine_load, publish
 from benchmarks.serve_harness import (
     EMBED_S,
     GENERATE_S,
@@ -574,12 +574,6 @@ def render(args: argparse.Namespace, seq: Sequential, conc: Concurrent, storm: S
     return "\n".join(lines) + "\n"
 
 
-def machine_load() -> str:
-    import os
-
-    return f"2-core machine shared with other work, load average {os.getloadavg()[0]:.2f} at the start"
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="smoke check: fewer events (does not update RESULTS.md)")
@@ -619,12 +613,7 @@ def main(argv: list[str] | None = None) -> int:
             if args.keep:
                 print(f"server log: {harness.log_path}", file=sys.stderr)
     section = render(args, seq, conc, storm, hang, down, samples, tally, time.perf_counter() - started, load, exit_code)
-    print(section)
-    if not args.quick or args.write:
-        write_section("bench_server", section)
-        print("(written to benchmarks/RESULTS.md)", file=sys.stderr)
-    else:
-        print("(quick run: RESULTS.md not updated; pass --write to update it)", file=sys.stderr)
+    publish("bench_server", section, args.quick, args.write)
     return 0
 
 
