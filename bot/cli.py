@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import sys
 import tempfile
 import textwrap
@@ -266,7 +267,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         settings = Settings()
         if getattr(args, "k", None) is not None and args.k < 1:
             raise UserError("--k must be at least 1")
-        return int(args.func(args, settings))
+        code = int(args.func(args, settings))
+        sys.stdout.flush()  # a reader that stopped early shows here, not as a traceback at exit
+        return code
+    except BrokenPipeError:  # `navibot stats | head -1`: the reader has seen enough, which is not an error
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error when Python exits
+        return 0
     except ValidationError as exc:
         problems = "; ".join(f"NAVIBOT_{'_'.join(map(str, e['loc'])).upper()}: {e['msg']}" for e in exc.errors())
         fail(f"invalid setting: {problems}")

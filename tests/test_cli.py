@@ -84,3 +84,19 @@ def test_top_k_setting_is_the_default(kb: Path, capsys: pytest.CaptureFixture[st
     assert len(json.loads(capsys.readouterr().out)) == 2
     assert main(["search", "benefits", "--k", "0"]) == 2
     assert "--k must be at least 1" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("command", [["stats"], ["search", "SNAP", "--k", "3"]])
+def test_output_into_a_pipe_closed_early_is_not_a_traceback(command: list[str], kb: Path, tmp_path: Path) -> None:
+    """`navibot stats | head -1`, `navibot search ... | head`: the reader stopped early, which is not an error (it was
+    a BrokenPipeError traceback and exit 1)."""
+    import os
+
+    assert main(["ingest", str(kb)]) == 0
+    process = subprocess.Popen([sys.executable, "-m", "bot.cli", *command], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, env={**os.environ}, cwd=tmp_path)
+    assert process.stdout is not None and process.stderr is not None
+    process.stdout.close()  # before it writes anything: every write meets a closed pipe
+    err = process.stderr.read().decode()
+    assert process.wait(30) == 0, err
+    assert "Traceback" not in err and "BrokenPipe" not in err and "Exception ignored" not in err
