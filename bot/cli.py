@@ -274,7 +274,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error when Python exits
         return 0
     except ValidationError as exc:
-        problems = "; ".join(f"NAVIBOT_{'_'.join(map(str, e['loc'])).upper()}: {e['msg']}" for e in exc.errors())
+        problems = "; ".join(f"NAVIBOT_{'_'.join(map(str, e['loc'])).upper()}: "
+                             + str(e["msg"]).removeprefix("Value error, ") for e in exc.errors())
         fail(f"invalid setting: {problems}")
     except (UserError, EmbeddingMismatch, MoodFileError, AccessError) as exc:
         fail(str(exc))

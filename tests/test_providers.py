@@ -112,7 +112,7 @@ def test_a_provider_selected_without_a_key_is_refused_in_one_line(monkeypatch: p
     monkeypatch.setenv("NAVIBOT_LLM", "gemini")
     assert main(["ask", STUDENTS]) == 2
     err = capsys.readouterr().err
-    assert err == ("navibot: invalid setting: NAVIBOT_GEMINI_API_KEYS: Value error, NAVIBOT_LLM=gemini needs at "
+    assert err == ("navibot: invalid setting: NAVIBOT_GEMINI_API_KEYS: NAVIBOT_LLM=gemini needs at "
                    "least one Gemini API key (comma-separated)\n")
     monkeypatch.setenv("NAVIBOT_LLM", "offline")
     monkeypatch.setenv("NAVIBOT_RERANK", "cohere")
@@ -148,7 +148,7 @@ def test_a_key_that_cannot_be_sent_is_refused_at_start_up_without_showing_it(
     monkeypatch.setenv("NAVIBOT_GEMINI_API_KEYS", f"{KEY},sekr\u00e9t-key")
     assert main(["ask", STUDENTS]) == 2
     err = capsys.readouterr().err
-    assert err == ("navibot: invalid setting: NAVIBOT_GEMINI_API_KEYS: Value error, key 2 has a space or a "
+    assert err == ("navibot: invalid setting: NAVIBOT_GEMINI_API_KEYS: key 2 has a space or a "
                    "character that is not plain ASCII\n")
     monkeypatch.setenv("NAVIBOT_RERANK", "cohere")
     monkeypatch.setenv("NAVIBOT_GEMINI_API_KEYS", KEY)

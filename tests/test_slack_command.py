@@ -95,7 +95,7 @@ def test_check_names_every_missing_setting() -> None:
     ({"SLACK_APP_TOKEN": "xapp-1"}, "navibot: Socket Mode needs SLACK_BOT_TOKEN"),
     ({"SLACK_BOT_TOKEN": "xoxb-1"}, "navibot: HTTP mode needs SLACK_SIGNING_SECRET"),
     ({"SLACK_BOT_TOKEN": "xoxb-1", "SLACK_SIGNING_SECRET": "s", "SLACK_API_URL": "slack.com/api"},
-     "navibot: invalid setting: SLACK_API_URL: Value error, must be an http(s) URL"),
+     "navibot: invalid setting: SLACK_API_URL: must be an http(s) URL"),
 ])
 def test_missing_or_invalid_settings_are_one_line_and_exit_2(env: dict[str, str], message: str,
                                                              monkeypatch: pytest.MonkeyPatch,

@@ -39,7 +39,8 @@ def load_slack_settings(mode: Mode | None) -> tuple[SlackSettings, Mode]:
     try:
         settings = SlackSettings()
     except ValidationError as exc:
-        problems = "; ".join(f"{'_'.join(map(str, e['loc'])).upper()}: {e['msg']}" for e in exc.errors())
+        problems = "; ".join(f"{'_'.join(map(str, e['loc'])).upper()}: " + str(e["msg"]).removeprefix("Value error, ")
+                             for e in exc.errors())
         raise UserError(f"invalid setting: {problems}") from exc
     chosen = settings.mode(mode)
     try:
