@@ -10,7 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bot.access import EVERYONE, AccessMap
+from bot.access import AccessMap
 from bot.conversations import ConversationStore
 from bot.handler import TurnHandler
 from bot.observe import Observers
@@ -32,7 +32,7 @@ from rag.ingest import Ingestor
 from rag.moods import MoodBook
 from rag.retrieve import Retriever
 from rag.rewrite import CachedTitles
-from rag.store import KnowledgeStore
+from rag.store import KnowledgeStore, is_public
 
 
 @dataclass(slots=True)
@@ -66,8 +66,7 @@ def build_core(settings: Settings, store_path: Path | None = None) -> Core:
 
 def build_engine(core: Core) -> Engine:
     # Only titles every chat may see: the rewriter's topic test must not reveal that a restricted title exists.
-    titles = CachedTitles(lambda: [d.title for d in core.store.documents()
-                                   if EVERYONE in (g.lower() for g in d.groups)])
+    titles = CachedTitles(lambda: [d.title for d in core.store.documents() if is_public(d.groups)])
     settings = core.settings
     return Engine(core.retriever, make_rewriter(settings, titles), make_answerer(settings, core.embedder),
                   top_k=settings.top_k, reranker=make_reranker(settings),

@@ -19,7 +19,7 @@ from rag.embedding import Embedder, EmbeddingUnavailable
 from rag.loaders import JSONL, LoadError, iter_files, load_file
 from rag.models import SourceDocument
 from rag.sentences import chunk_sentences
-from rag.store import EVERYONE, ChunkVectors, KnowledgeStore
+from rag.store import ChunkVectors, KnowledgeStore, is_public
 
 log = logging.getLogger(__name__)
 
@@ -55,31 +55,34 @@ class Ingestor:
         self.chunker = chunker
 
     def ingest_documents(self, docs: Iterable[SourceDocument], summary: IngestSummary,
-                         known: dict[str, str] | None = None, keep_restricted: bool = False) -> None:
-        """Store documents whose content changed; count the unchanged ones. With `keep_restricted` (no groups
-        were given for this run) a stored document restricted to some groups stays restricted."""
+                         known: dict[str, str] | None = None,
+                         restricted: dict[str, tuple[str, ...]] | None = None) -> None:
+        """Store documents whose content changed; count the unchanged ones. `restricted` (from
+        `restricted_documents()`, when no groups were given for this run): those stored documents keep their groups."""
         self.store.check_embedder(self.embedder.name, self.embedder.dim)
-        self._store_changed(docs, summary, self.store.document_hashes() if known is None else known,
-                            keep_restricted)
+        self._store_changed(docs, summary, self.store.document_hashes() if known is None else known, restricted)
 
-    def _keep_restrictions(self, docs: list[SourceDocument], summary: IngestSummary) -> None:
+    def restricted_documents(self) -> dict[str, tuple[str, ...]]:
+        """Stored documents not visible to every chat, with their groups: read once per run."""
+        return {d.doc_id: d.groups for d in self.store.documents()
+                if not is_public(d.groups)}
+
+    @staticmethod
+    def _keep_restrictions(docs: list[SourceDocument], restricted: dict[str, tuple[str, ...]],
+                           summary: IngestSummary) -> None:
         """A routine re-ingest or re-crawl without --groups must not publish a restricted document to every chat:
         a document stored without the group `all` keeps its groups unless this run names groups itself."""
-        widened = [d for d in docs if EVERYONE in (g.lower() for g in d.groups)]
-        if not widened:
-            return
-        stored = {d.doc_id: d.groups for d in self.store.documents()}
-        for doc in widened:
-            before = stored.get(doc.doc_id)
-            if before and EVERYONE not in (g.lower() for g in before):
+        for doc in docs:
+            before = restricted.get(doc.doc_id)
+            if before and is_public(doc.groups):
                 doc.groups = list(before)
                 summary.kept_restricted += 1
 
     def _store_changed(self, docs: Iterable[SourceDocument], summary: IngestSummary, known: dict[str, str],
-                       keep_restricted: bool = False) -> None:
+                       restricted: dict[str, tuple[str, ...]] | None = None) -> None:
         docs = list(docs)
-        if keep_restricted:
-            self._keep_restrictions(docs, summary)
+        if restricted:
+            self._keep_restrictions(docs, restricted, summary)
         for doc in docs:
             digest = doc.content_hash
             previous = known.get(doc.doc_id)
@@ -135,9 +138,12 @@ class Ingestor:
         known = self.store.document_hashes() if files else {}
         # The same file ingested under another id before (named from another folder): replace, never duplicate.
         ids_by_source: dict[str, set[str]] = {}
+        restricted: dict[str, tuple[str, ...]] = {}  # kept so when this run gives no groups
         for stored in self.store.documents() if files else []:
             if stored.source_path:
                 ids_by_source.setdefault(stored.source_path, set()).add(stored.doc_id)
+            if not groups and not is_public(stored.groups):
+                restricted[stored.doc_id] = stored.groups
         kept: set[str] = set()  # doc ids that still exist at their source (pruning spares them)
         claimed: dict[str, str] = {}  # doc id → file, to catch two files that map to one id
         for path, root in tqdm(files, desc="ingest", unit="file", disable=not show, leave=False):
@@ -163,7 +169,7 @@ class Ingestor:
                     doc.groups = list(groups)
                 docs.append(doc)
                 kept.add(doc.doc_id)
-            self._store_changed(docs, summary, known, keep_restricted=not groups)
+            self._store_changed(docs, summary, known, restricted)
             if docs and path.suffix.lower() not in JSONL:
                 renamed = ids_by_source.get(str(path.resolve()), set()) - {d.doc_id for d in docs}
                 if renamed:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -20,6 +21,11 @@ class ChunkVectors:
 
 
 EVERYONE = "all"  # the access group of public documents, which every chat sees
+
+
+def is_public(groups: Iterable[str]) -> bool:
+    """Visible to every chat: one of the groups is `all` (group names are compared without regard to case)."""
+    return any(g.lower() == EVERYONE for g in groups)
 
 
 @dataclass(frozen=True, slots=True)

@@ -270,6 +270,17 @@ def test_new_tags_are_applied_even_to_pages_that_did_not_change(core: Core) -> N
     assert {hit.chunk.doc_id for hit in core.retriever.search("SNAP food", tags=["snap"])} >= {web_id(local, "kb")}
 
 
+def test_a_re_crawl_without_groups_keeps_restricted_pages_restricted(core: Core) -> None:
+    """A scheduled re-crawl of an intranet section crawled with --groups, run without them, must not publish its
+    pages to every chat."""
+    with Site(_small_site()) as local:
+        run(core, local.url("/kb/"), groups=["medicaid-staff"])
+        again = run(core, local.url("/kb/"))
+    assert again.ingest.kept_restricted == 4 and again.ingest.added == 0
+    assert {d.groups for d in core.store.documents()} == {("medicaid-staff",)}
+    assert not core.retriever.search("SNAP food", groups=["all"])
+
+
 def test_forbidden_page_blocks_prune_but_a_non_page_link_does_not(core: Core) -> None:
     routes = _small_site()
     routes["/kb/"].body = str(routes["/kb/"].body).replace("</main>", '<a href="/kb/data">data</a></main>')

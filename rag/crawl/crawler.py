@@ -116,6 +116,7 @@ class _Crawl:
         self.queue: asyncio.Queue[tuple[str, bool]] = asyncio.Queue()
         self.docs: asyncio.Queue[_Stored | None] = asyncio.Queue(maxsize=4 * config.batch)
         self.known: dict[str, str] = {}  # doc id → content hash in the store: validators are trusted against it
+        self.restricted: dict[str, tuple[str, ...]] = {}  # doc id → groups of stored restricted documents
         self.kept: set[str] = set()  # doc ids this run saw, or must keep because their page failed
         self.doc_urls: dict[str, str] = {}  # doc id → URL that produced it in this run
         self.canonical_done: set[str] = set()  # canonical URLs of documents stored from another URL
@@ -133,6 +134,8 @@ class _Crawl:
         store = self.ingestor.store
         store.check_embedder(self.ingestor.embedder.name, self.ingestor.embedder.dim)  # fail before any fetch
         self.known = store.document_hashes()
+        # Without --groups, stored restricted pages keep their groups (read once, not once per batch).
+        self.restricted = {} if self.config.groups else self.ingestor.restricted_documents()
         starts = [u for u in (normalize_url(s) for s in self.config.start_urls) if u]
         for url in starts:
             self.frontier.add_scope(Scope.of(url, self.config.any_path))
@@ -396,7 +399,7 @@ class _Crawl:
     def _ingest(self, docs: list[SourceDocument]) -> None:
         """Runs in a worker thread. The ingestor reports a document it cannot chunk, embed or store and goes on
         with the others; what is left to raise (the store itself failing) ends the crawl with a clear message."""
-        self.ingestor.ingest_documents(docs, self.result.ingest, self.known, keep_restricted=not self.config.groups)
+        self.ingestor.ingest_documents(docs, self.result.ingest, self.known, self.restricted)
 
     # -- pruning -------------------------------------------------------------------------------------------
 
