@@ -45,10 +45,7 @@ class AccessMap:
             if platform not in PLATFORMS or not space.strip():
                 raise AccessError(f"NAVIBOT_ACCESS_GROUPS: {key!r} should be slack:<channel id> or "
                                   "teams:<team id>")
-            bad = [g for g in groups if not _GROUP.match(g)]
-            if bad:
-                raise AccessError(f"NAVIBOT_ACCESS_GROUPS: {key!r} has invalid group names {bad} (letters, digits, "
-                                  "and . _ - @ : only)")
+            check_groups(groups, f"NAVIBOT_ACCESS_GROUPS: {key!r}")
             self.grants[f"{platform}:{space.strip()}"] = list(dict.fromkeys([EVERYONE, *groups]))
 
     def check(self) -> list[str]:
