@@ -11,11 +11,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from rag.legal_labels import label_spans, leading_labels, resolve_labels
 from rag.models import Block, Chunk, SourceDocument, SubChunk
 
-# "(a)", "(12)", "(iv)", "(A)" at the start of a regulation paragraph.
-_LABEL = re.compile(r"^\((?P<label>[a-z]{1,2}|\d{1,3}|[ivxl]{1,7}|[A-Z])\)\s*")
-_ROMAN = re.compile(r"^[ivxl]+$")
+# "(a)", "(12)", "(iv)", "(A)" at the start of a regulation paragraph (or of a table row's first cell).
+_LABEL = re.compile(r"^\s*(?:\|\s*)?\((?P<label>[a-z]{1,7}|\d{1,3}|[A-Z]{1,2})\)\s*")
 
 
 @dataclass(slots=True)
@@ -23,7 +23,7 @@ class _Section:
     heading: str | None
     level: int
     path: list[str]
-    derived: bool = False  # heading made from a paragraph label: its text is already in the paragraph
+    derived_path: list[bool] = field(default_factory=list)  # per heading of `path`: made from a label?
     content: list[Block] = field(default_factory=list)
     children: list[_Section] = field(default_factory=list)
 
@@ -36,50 +36,84 @@ def _words(block: Block) -> int:
 
 
 def _label_title(text: str, label: str) -> str:
-    """"(b) Student Exemptions. To be eligible..." → "(b) Student Exemptions"; long first sentences → "(b)"."""
+    """"(b) Student Exemptions. To be eligible..." → "(b) Student Exemptions"; long first sentences → "(b)".
+
+    `label` is the label as read, which is the printed one except for a slip ("(1)" printed where "(i)" belongs).
+    A table row is titled from its first cell.
+    """
     rest = _LABEL.sub("", text, count=1)
+    if text.lstrip().startswith("|"):
+        rest = rest.split("|", 1)[0].split("\n", 1)[0]
     head = re.split(r"(?<=[a-z\)])\.\s|—|\.$", rest, maxsplit=1)[0].strip()
     if head and head != rest.strip() and len(head.split()) <= 8 and head[0].isupper():
         return f"({label}) {head}"
     return f"({label})"
 
 
+def _labels(block: Block) -> list[str]:
+    return leading_labels(block.text) if block.kind in ("paragraph", "table") else []
+
+
 def _is_regulation(blocks: list[Block]) -> bool:
-    starts = [m.group("label") for b in blocks if b.kind == "paragraph" and (m := _LABEL.match(b.text))]
+    starts = {labels[0] for b in blocks if b.kind == "paragraph" and (labels := _labels(b))}
     return "a" in starts and "b" in starts
 
 
-def _with_label_headings(blocks: list[Block]) -> list[tuple[Block, bool]]:
-    """Insert derived headings before lettered (a) and numbered (1) regulation paragraphs.
+def _split_labelled_tables(blocks: list[Block]) -> list[Block]:
+    """A table whose rows start with paragraph labels ("| (iii) For an IHE claim … |", as in 7 CFR 273.18) is a
+    run of paragraphs: each labelled row, with the unlabelled rows after it, becomes a table block of its own;
+    rows before the first labelled one (column headings) stay a block that follows its lead-in sentence."""
+    out: list[Block] = []
+    for block in blocks:
+        rows = block.text.split("\n") if block.kind == "table" else []
+        if not any(leading_labels(row) for row in rows):
+            out.append(block)
+            continue
+        groups: list[list[str]] = [[]]
+        for row in rows:
+            if leading_labels(row) and groups[-1]:
+                groups.append([])
+            groups[-1].append(row)
+        out.extend(Block("table", "\n".join(g), page=block.page) for g in groups if g)
+    return out
 
-    Roman numerals are ambiguous with letters ("(i)" after "(h)"), so a letter counts only when it continues
-    the current letter sequence. Deeper levels ((i), (A)) stay inside their paragraph's section.
-    """
+
+def _derived(text: str, path: tuple[str, ...], base: int, page: int | None) -> Block:
+    """The heading of a labelled paragraph at `path` (one label per level) under a real heading of level `base`."""
+    return Block("heading", _label_title(text, path[-1]), level=base + len(path), page=page)
+
+
+def _with_label_headings(blocks: list[Block]) -> list[tuple[Block, bool]]:
+    """Insert a derived heading before every labelled paragraph of a regulation, at the level its label
+    sequence gives it (see rag.legal_labels), so that each paragraph's heading path is its true location:
+    "(b) Exemptions" > "(5)" > "(i)". Labels are read per section, i.e. between real headings."""
     if not _is_regulation(blocks):
         return [(b, False) for b in blocks]
     out: list[tuple[Block, bool]] = []
+    section: list[Block] = []
     base = 1
-    last_letter = ""
-    numbered_since_letter = False  # "(h) … (1) … (i)": that (i) is a roman sub-item, not the next letter
-    for block in blocks:
-        if block.kind == "heading":
-            base, last_letter, numbered_since_letter = block.level, "", False
+
+    def flush() -> None:
+        placements = resolve_labels([_labels(b) for b in section])
+        for block, place in zip(section, placements, strict=True):
+            if place.path and place.placed:
+                out.append((_derived(block.text, place.path, base, block.page), True))
+                # Labels run in after the first ("(b) Heading—(1) Text", "(3) Boarders. (i) Text") open deeper
+                # levels: the paragraph goes in the deepest, whose text it holds (the parents' is a heading),
+                # and "(2)" or "(ii)" next is read beneath them.
+                for (_, start), path in zip(label_spans(block.text)[1:], place.run_in, strict=False):
+                    out.append((_derived(block.text[start:], path, base, block.page), True))
             out.append((block, False))
-            continue
-        m = _LABEL.match(block.text) if block.kind == "paragraph" else None
-        if m:
-            label = m.group("label")
-            is_next_letter = len(label) == 1 and label.islower() and (
-                label == "a" or (bool(last_letter) and ord(label) == ord(last_letter) + 1))
-            if is_next_letter and _ROMAN.match(label) and numbered_since_letter:
-                is_next_letter = False
-            if is_next_letter:
-                last_letter, numbered_since_letter = label, False
-                out.append((Block("heading", _label_title(block.text, label), level=base + 1, page=block.page), True))
-            elif label.isdigit() and last_letter:
-                numbered_since_letter = True
-                out.append((Block("heading", _label_title(block.text, label), level=base + 2, page=block.page), True))
-        out.append((block, False))
+        section.clear()
+
+    for block in _split_labelled_tables(blocks):
+        if block.kind == "heading":
+            flush()
+            base = block.level
+            out.append((block, False))
+        else:
+            section.append(block)
+    flush()
     return out
 
 
@@ -91,7 +125,7 @@ def _build_tree(blocks: list[Block]) -> _Section:
             while len(stack) > 1 and stack[-1].level >= block.level:
                 stack.pop()
             parent = stack[-1]
-            node = _Section(block.text, block.level, [*parent.path, block.text], derived=derived)
+            node = _Section(block.text, block.level, [*parent.path, block.text], [*parent.derived_path, derived])
             parent.children.append(node)
             stack.append(node)
         else:
@@ -214,10 +248,9 @@ class Chunker:
 
     @staticmethod
     def _new_headings(shown: list[str], path: list[str], section: _Section) -> list[str]:
+        """The headings of `path` not shown yet, without those made from labels: a labelled paragraph's
+        text (its own, or its parents' run in before it) is in the chunk already."""
         n = 0
         while n < min(len(shown), len(path)) and shown[n] == path[n]:
             n += 1
-        new = path[n:]
-        if section.derived and new and new[-1] == section.heading:
-            new = new[:-1]
-        return new
+        return [h for h, derived in zip(path[n:], section.derived_path[n:], strict=True) if not derived]
