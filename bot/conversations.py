@@ -13,6 +13,12 @@ from typing import Any, Protocol
 
 from rag.citations import Citation
 
+# How long a claim on an event protects it from a second delivery when its holder cannot be asked whether it is
+# alive: longer than a turn (its deadline is 12 s) plus posting the reply with the clients' retries.
+EVENT_LEASE_SECONDS = 60.0
+# Retention is applied when a store opens and then at most this often, on a write (bot/retention.py).
+PURGE_EVERY_SECONDS = 3600.0
+
 
 class UnknownAnswer(LookupError):
     """Feedback for an answer id the store does not know (expired, mistyped, or from another installation)."""
@@ -66,14 +72,28 @@ class ConversationStore(Protocol):
         """Add a turn and drop all but the newest `keep` of this conversation."""
         ...
 
-    def clear_history(self, conversation_key: str) -> int: ...
+    def clear_history(self, conversation_key: str) -> int:
+        """`reset`: drop the conversation's history and blank the question text of its answers that no one rated
+        (a rated answer keeps its question: the rating means nothing without it). Returns the turns dropped."""
+        ...
 
     def get_mood(self, preference_key: str) -> str | None: ...
 
     def set_mood(self, preference_key: str, mood: str) -> None: ...
 
     def claim_event(self, platform: str, event_id: str) -> bool:
-        """True the first time an event id is seen; False for a redelivery."""
+        """True when this delivery should be answered: the event id is new, its earlier claim was released, or
+        the claim's holder is gone (its process died, or its lease of EVENT_LEASE_SECONDS ran out). False when
+        it was answered ('done') or is being answered by a live holder. The claim is 'claimed' until
+        `complete_event` (the reply is posted) or `release_event` (the turn or the post failed)."""
+        ...
+
+    def complete_event(self, platform: str, event_id: str) -> None:
+        """The reply to a claimed event was posted: 'done', final; every later delivery is dropped."""
+        ...
+
+    def release_event(self, platform: str, event_id: str) -> None:
+        """The turn or its post failed: forget this holder's claim, so a redelivery or retry is answered."""
         ...
 
     def save_answer(self, record: AnswerRecord) -> None: ...

@@ -2,10 +2,15 @@
 
 Commands, history, moods, the answer engine, saving the turn, feedback. Adapters call `handle(turn)` and
 `record_feedback(...)`; they never touch retrieval or the stores.
+
+A turn with an event id claims it first (a redelivery of an event being answered or answered is dropped); the
+claim is released when the turn fails, and completed by the adapter through `reply_posted` once the reply is
+out, so a question cut short by a crash or a failed post is answered when it comes again, and only once.
 """
 
 from __future__ import annotations
 
+import errno
 import logging
 import sqlite3
 import time
@@ -31,6 +36,13 @@ log = logging.getLogger(__name__)
 MAX_REASON_CHARS = 2000
 STORE_DOWN = ("Sorry, my conversation store is not responding, so I could not answer this one. Please try again in "
               "a minute; if it keeps happening, tell your admin (trace id {trace}).")
+DISK_FULL = ("Sorry, the disk of my conversation store is full, so I could not save this answer and did not send it. "
+             "Please tell your admin that the disk needs space (trace id {trace}).")
+KNOWLEDGE_DOWN = ("Sorry, my knowledge store (the documents I quote) could not be read, so I could not answer this "
+                  "one. Please tell your admin (trace id {trace}).")
+INTERNAL = "Sorry, something went wrong on my side. Please try again in a moment (trace id {trace})."
+FAILURE_REPLIES = {"store": STORE_DOWN, "disk_full": DISK_FULL, "knowledge_store": KNOWLEDGE_DOWN}
+MONGO_OUT_OF_DISK = 14031  # MongoDB's OutOfDiskSpace error code
 
 
 class FeedbackError(ValueError):
@@ -40,9 +52,32 @@ class FeedbackError(ValueError):
 GroupsFor = Callable[[Turn], list[str] | None]  # the access groups a turn's channel may see; None: no limit
 
 
+class KnowledgeStoreError(RuntimeError):
+    """Reading the knowledge store failed during a turn (a damaged file, MongoDB lost): not the conversation
+    store, which the other store errors of a turn are."""
+
+
+def is_store_error(exc: BaseException) -> bool:
+    return isinstance(exc, sqlite3.Error) or type(exc).__module__.startswith(("pymongo", "bson"))
+
+
+def is_disk_full(exc: BaseException) -> bool:
+    """A write refused for lack of space: SQLITE_FULL, ENOSPC, or MongoDB's OutOfDiskSpace."""
+    if isinstance(exc, sqlite3.Error):
+        return getattr(exc, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL
+    if isinstance(exc, OSError):
+        return exc.errno == errno.ENOSPC
+    return is_store_error(exc) and getattr(exc, "code", None) == MONGO_OUT_OF_DISK
+
+
 def error_kind(exc: BaseException) -> str:
-    """The kind of a failed turn, for the metrics: the store (SQLite, MongoDB) or anything else."""
-    if isinstance(exc, sqlite3.Error) or type(exc).__module__.startswith(("pymongo", "bson")):
+    """The kind of a failed turn, for the metrics and /healthz: the knowledge store, a full disk, the
+    conversation store ("store": SQLite, MongoDB), or anything else."""
+    if isinstance(exc, KnowledgeStoreError):
+        return "knowledge_store"
+    if is_disk_full(exc):
+        return "disk_full"
+    if is_store_error(exc):
         return "store"
     return "internal"
 
@@ -67,8 +102,9 @@ class TurnHandler:
         started = time.perf_counter()
         groups: list[str] | None = None
         error: str | None = None
+        claimed = False
         try:
-            if turn.event_id and not self.conversations.claim_event(turn.platform, turn.event_id):
+            if turn.event_id and not (claimed := self.conversations.claim_event(turn.platform, turn.event_id)):
                 reply = Reply(ReplyKind.DUPLICATE, "")
             else:
                 groups = self.groups_for(turn) if self.groups_for is not None else None
@@ -77,10 +113,11 @@ class TurnHandler:
                     error = "too_long"
         except Exception as exc:
             error = error_kind(exc)
-            log.exception("turn failed (trace %s, conversation %s)", trace, turn.conversation_key)
-            reply = Reply(ReplyKind.ERROR, STORE_DOWN.format(trace=trace) if error == "store"
-                          else f"Sorry, something went wrong on my side. Please try again in a moment "
-                               f"(trace id {trace}).")
+            log.exception("turn failed (trace %s, conversation %s): %s", trace, turn.conversation_key,
+                          "the disk is full" if error == "disk_full" else error.replace("_", " "))
+            reply = Reply(ReplyKind.ERROR, FAILURE_REPLIES.get(error, INTERNAL).format(trace=trace))
+            if claimed:  # not answered: a redelivery or retry of this event must be answered
+                self.reply_not_posted(turn)
         finally:
             current_trace.reset(token)
         reply.trace_id = trace
@@ -105,8 +142,13 @@ class TurnHandler:
             return self._command(turn, command.name, command.argument)
         mood = self.moods.resolve(mood_override or self.conversations.get_mood(turn.preference_key))
         history = self.conversations.history(turn.conversation_key, self.history_turns)
-        outcome = self.engine.answer(text, [Exchange(h.question, h.answer, h.standalone) for h in history], mood,
-                                     groups=groups)
+        try:  # the engine reads only the knowledge store: a store error in here is the knowledge store's
+            outcome = self.engine.answer(text, [Exchange(h.question, h.answer, h.standalone) for h in history], mood,
+                                         groups=groups)
+        except Exception as exc:
+            if is_store_error(exc):
+                raise KnowledgeStoreError(f"knowledge store: {exc}") from exc
+            raise
         if outcome.kind == "smalltalk":
             return Reply(ReplyKind.COMMAND, outcome.text, mood=mood.name)
         kind = ReplyKind.ANSWER if outcome.kind == "answer" else ReplyKind.NO_ANSWER
@@ -141,6 +183,23 @@ class TurnHandler:
         self.conversations.set_mood(turn.preference_key, mood.name)
         return Reply(ReplyKind.COMMAND, f"Mood set to {mood.name}: {mood.description} "
                                         "(for you, in this channel).", mood=mood.name)
+
+    def reply_posted(self, turn: Turn) -> None:
+        """The adapter posted the reply to this turn: its event is answered for good. Never raises (the answer is
+        out; a failure here is a warning, and at worst a redelivery is answered again once its lease is over)."""
+        self._settle(turn, "completing", self.conversations.complete_event)
+
+    def reply_not_posted(self, turn: Turn) -> None:
+        """The turn failed or its reply could not be posted: a redelivery or retry of its event is answered."""
+        self._settle(turn, "releasing", self.conversations.release_event)
+
+    def _settle(self, turn: Turn, doing: str, call: Callable[[str, str], None]) -> None:
+        if not turn.event_id:
+            return
+        try:
+            call(turn.platform, turn.event_id)
+        except Exception as exc:  # noqa: BLE001 - see reply_posted
+            log.warning("%s event %s failed: %s", doing, turn.event_id, exc)
 
     def answer_in_chat(self, answer_id: str, platform: str, channel: str) -> AnswerRecord | None:
         """A stored answer, only when it was given in this chat. A button's answer id comes back from the client:

@@ -31,6 +31,8 @@ STORE_FAILURE_SECONDS = 60.0
 PROBE_ANSWER_ID = "navibot-healthz-probe"  # looked up, never found: a read that touches the conversation store
 _CREDENTIALS = re.compile(r"(?P<scheme>[a-z][a-z0-9+.-]*://)[^/@\s]+@", re.IGNORECASE)  # user and password
 MAX_REASON_CHARS = 200
+# The error kinds of a failed turn (bot/handler.py error_kind) that name a store, and the store they name.
+FAILED_PART = {"store": "conversation store", "disk_full": "conversation store", "knowledge_store": "knowledge store"}
 
 
 def one_line(exc: BaseException) -> str:
@@ -94,15 +96,17 @@ class Health:
         self._clock = clock
         self._cached: tuple[float, HealthReport] | None = None
         self._probing: asyncio.Future[HealthReport] | None = None
-        self._store_failed: tuple[float, str] | None = None  # (when, trace id) of the last question the store failed
+        # Per store, (when, trace id, error kind) of the last question that failed on it.
+        self._failed: dict[str, tuple[float, str, str]] = {}
 
-    # An Observer (bot/observe.py): the turns tell whether the store takes writes.
+    # An Observer (bot/observe.py): the turns tell whether the stores take reads and writes.
     def turn(self, event: TurnEvent) -> None:
-        if event.error == "store":
-            self._store_failed = (self._clock(), event.trace_id)
+        part = FAILED_PART.get(event.error or "")
+        if part is not None:
+            self._failed[part] = (self._clock(), event.trace_id, event.error or "")
             self._cached = None
-        elif event.kind in ("answer", "no_answer"):  # saved: the store takes writes again
-            self._store_failed = None
+        elif event.kind in ("answer", "no_answer"):  # searched and saved: both stores work again
+            self._failed.clear()
 
     def feedback(self, platform: str, helpful: bool) -> None:
         pass
@@ -110,13 +114,14 @@ class Health:
     def error(self, kind: str, platform: str) -> None:
         pass
 
-    def _store_failure(self) -> str | None:
-        failed = self._store_failed
+    def _store_failure(self, part: str) -> str | None:
+        failed = self._failed.get(part)
         if failed is None or self._clock() - failed[0] > STORE_FAILURE_SECONDS:
             return None
-        return (f"conversation store: a question failed on it {self._clock() - failed[0]:.0f} s ago (trace id "
-                f"{failed[1]}); healthy again once a question is saved, or after {STORE_FAILURE_SECONDS:g} s "
-                "without failures")
+        when, trace, kind = failed
+        what = "its disk is full: a question could not be saved" if kind == "disk_full" else "a question failed on it"
+        return (f"{part}: {what} {self._clock() - when:.0f} s ago (trace id {trace}); healthy again once a question "
+                f"is answered, or after {STORE_FAILURE_SECONDS:g} s without failures")
 
     async def report(self) -> HealthReport:
         if self.shutting_down:
@@ -133,6 +138,7 @@ class Health:
         warnings: list[str] = []
         knowledge: dict[str, int] = {}
         counts, problem = await self._read("knowledge store", self.bot.core.store.counts)
+        problem = problem or self._store_failure("knowledge store")
         if problem:
             reasons.append(problem)
         elif isinstance(counts, dict):
@@ -142,7 +148,7 @@ class Health:
                                 "`navibot ingest PATH` (or `navibot ingest --demo`)")
         _, problem = await self._read("conversation store",
                                       lambda: self.bot.conversations.get_answer(PROBE_ANSWER_ID))
-        problem = problem or self._store_failure()
+        problem = problem or self._store_failure("conversation store")
         if problem:
             reasons.append(problem)
         report = HealthReport(reasons, warnings, knowledge, (time.perf_counter() - started) * 1000)

@@ -26,8 +26,8 @@ PLATFORMS = ("slack", "teams")  # shown as zeros on an idle server; others (term
 # The error kinds each platform can report (bot/handler.py error_kind, too_long, and the adapters'), and the model
 # stages that can fall back (the stage names given to rag.providers.budget.note_fallback). They start at zero:
 # Prometheus' increase() and rate() cannot see the first error of a series that did not exist before it.
-ERROR_KINDS = {"slack": ("store", "internal", "too_long", "bad_request", "slack_api"),
-               "teams": ("store", "internal", "too_long", "bad_request", "teams_send")}
+ERROR_KINDS = {"slack": ("store", "knowledge_store", "disk_full", "internal", "too_long", "bad_request", "slack_api"),
+               "teams": ("store", "knowledge_store", "disk_full", "internal", "too_long", "bad_request", "teams_send")}
 FALLBACK_STAGES = ("rewrite", "embed", "rerank", "generate")
 
 Labels = tuple[tuple[str, str], ...]
@@ -122,8 +122,8 @@ class Metrics:
         self.feedback_counter = _Counter("navibot_feedback_total", "Feedback clicks on answers.",
                                          ("platform", "rating"))
         self.errors = _Counter("navibot_errors_total",
-                               "Failures: turns that failed (store, internal, too_long) and platform-side errors "
-                               "(slack_api, teams_send, bad_request).", ("kind", "platform"))
+                               "Failures: turns that failed (store, knowledge_store, disk_full, internal, too_long) "
+                               "and platform-side errors (slack_api, teams_send, bad_request).", ("kind", "platform"))
         self.fallbacks = _Counter("navibot_fallbacks_total",
                                   "Model stages that fell back to their offline replacement.", ("stage",))
         self.stage_seconds = _Histogram("navibot_stage_seconds", "Time spent per stage of a question, in seconds.",

@@ -3,15 +3,21 @@ that keeps a turn answerable when MongoDB is lost mid-conversation.
 
 Collections: `history` (TTL on `created`, capped per conversation by the writer), `preferences` (_id = key),
 `events` (unique on platform + event id, short TTL), `answers` (_id = answer id) and `feedback` (unique on
-answer + user). Answers and feedback have no TTL: they are the record of what navigators were told.
+answer + user). Answers and feedback have no TTL: they are the record of what navigators were told; but an
+answer no one rated loses its question text after the retention (and on `reset`), as in the SQLite store.
+
+An event is claimed with a lease ('claimed', owner, lease_until), completed ('done') when the reply is posted and
+released when the turn fails; a claim whose lease ran out is taken over (the owner of a claim on another server
+cannot be asked whether it is alive). Events of older versions have no status: they were answered.
 """
 
 from __future__ import annotations
 
 import logging
 import time
+import uuid
 from collections.abc import Callable, Iterator
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
 
 from bson import ObjectId
@@ -24,6 +30,8 @@ from pymongo.errors import (
 )
 
 from bot.conversations import (
+    EVENT_LEASE_SECONDS,
+    PURGE_EVERY_SECONDS,
     AnswerRecord,
     ConversationStore,
     FeedbackRecord,
@@ -101,7 +109,34 @@ class AsyncMongoConversations:
             await self.db[HISTORY].delete_many({"_id": {"$in": [r["_id"] for r in older]}})
 
     async def clear_history(self, conversation_key: str) -> int:
-        return int((await self.db[HISTORY].delete_many({"conversation_key": conversation_key})).deleted_count)
+        removed = int((await self.db[HISTORY].delete_many({"conversation_key": conversation_key})).deleted_count)
+        await self.blank_unrated_questions({"conversation_key": conversation_key})
+        return removed
+
+    async def blank_unrated_questions(self, where: dict[str, Any]) -> int:
+        """Blanks the question text of the answers matching `where` that no one rated; returns how many."""
+        with_text = {"$and": [where, {"$or": [{"question": {"$ne": ""}}, {"standalone": {"$ne": ""}}]}]}
+        ids = [r["_id"] for r in await self.db[ANSWERS].find(with_text, {"_id": 1}).to_list(None)]
+        blanked = 0
+        for start in range(0, len(ids), PAGE):
+            page = ids[start:start + PAGE]
+            rated = {r["answer_id"] for r in
+                     await self.db[FEEDBACK].find({"answer_id": {"$in": page}}, {"answer_id": 1}).to_list(None)}
+            unrated = [i for i in page if i not in rated]
+            if unrated:
+                done = await self.db[ANSWERS].update_many({"_id": {"$in": unrated}},
+                                                          {"$set": {"question": "", "standalone": ""}})
+                blanked += int(done.modified_count)
+        return blanked
+
+    async def purge(self, at: datetime, retention: timedelta, event_ttl: timedelta) -> dict[str, int]:
+        """The retention as of `at`: the TTL indexes expire history and event ids in their own time (within a
+        minute); this deletes them at once and blanks the question text of older unrated answers."""
+        cutoff = at - retention
+        history = (await self.db[HISTORY].delete_many({"created": {"$lt": cutoff}})).deleted_count
+        events = (await self.db[EVENTS].delete_many({"created": {"$lt": at - event_ttl}})).deleted_count
+        questions = await self.blank_unrated_questions({"created": {"$lt": _iso(cutoff)}})
+        return {"history": int(history), "events": int(events), "questions": questions}
 
     async def get_mood(self, preference_key: str) -> str | None:
         row = await self.db[PREFERENCES].find_one({"_id": preference_key})
@@ -111,12 +146,30 @@ class AsyncMongoConversations:
         await self.db[PREFERENCES].update_one({"_id": preference_key},
                                               {"$set": {"mood": mood, "updated": _now()}}, upsert=True)
 
-    async def claim_event(self, platform: str, event_id: str) -> bool:
+    async def claim_event(self, platform: str, event_id: str, owner: str) -> bool:
+        moment = _now()
+        lease = {"status": "claimed", "owner": owner, "lease_until": moment + timedelta(seconds=EVENT_LEASE_SECONDS),
+                 "created": moment}
         try:
-            await self.db[EVENTS].insert_one({"platform": platform, "event_id": event_id, "created": _now()})
+            await self.db[EVENTS].insert_one({"platform": platform, "event_id": event_id, **lease})
+            return True
         except DuplicateKeyError:
-            return False
-        return True
+            pass
+        # Taken over only when the lease ran out; one update, so of two deliveries at once only one wins.
+        taken = await self.db[EVENTS].find_one_and_update(
+            {"platform": platform, "event_id": event_id, "status": "claimed", "lease_until": {"$lte": moment}},
+            {"$set": lease})
+        if taken is not None:
+            log.info("event %s: the claim of %s taken over (lease over)", event_id, taken.get("owner"))
+        return taken is not None
+
+    async def complete_event(self, platform: str, event_id: str) -> None:
+        await self.db[EVENTS].update_one({"platform": platform, "event_id": event_id, "status": "claimed"},
+                                         {"$set": {"status": "done"}, "$unset": {"lease_until": ""}})
+
+    async def release_event(self, platform: str, event_id: str, owner: str) -> None:
+        await self.db[EVENTS].delete_one({"platform": platform, "event_id": event_id, "status": "claimed",
+                                          "owner": owner})
 
     async def save_answer(self, record: AnswerRecord) -> None:
         created = record.created or _iso(_now())
@@ -177,10 +230,15 @@ class AsyncMongoConversations:
 class MongoConversationStore:
     """The synchronous ConversationStore: each call runs on the connection's event loop."""
 
-    def __init__(self, connection: MongoConnection, history_ttl_days: int = 30, event_ttl_hours: int = 24) -> None:
+    def __init__(self, connection: MongoConnection, history_ttl_days: int = 30, event_ttl_hours: int = 24,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         self.connection = connection
         self.aio = AsyncMongoConversations(connection.db)
+        self.retention = timedelta(days=history_ttl_days)
+        self.event_ttl = min(timedelta(hours=event_ttl_hours), self.retention)
+        self.owner = uuid.uuid4().hex[:16]  # this process's claims
         self._closed = False
+        self._clock = clock
         try:
             connection.run(ensure_conversation_indexes(connection.db, history_ttl_days, event_ttl_hours))
         except PyMongoError as exc:  # at start-up, e.g. a user without the right to create indexes: one line
@@ -189,6 +247,28 @@ class MongoConversationStore:
         except BaseException:
             connection.close()
             raise
+        self._purge_quietly()
+
+    def purge(self, at: datetime | None = None) -> dict[str, int]:
+        """Applies the retention as of `at` (now); see `AsyncMongoConversations.purge`."""
+        removed = self.connection.run(self.aio.purge(at or _now(), self.retention, self.event_ttl))
+        self._purged_at = self._clock()
+        return removed
+
+    def _purge_quietly(self) -> None:
+        """Retention must never cost a turn its answer: a failure is one warning line, tried again in an hour."""
+        self._purged_at = self._clock()
+        try:
+            removed = self.purge()
+        except PyMongoError as exc:
+            log.warning("conversation store: applying the retention failed: %s", exc)
+            return
+        if any(removed.values()):
+            log.info("conversation store: retention applied: %s", removed)
+
+    def _maybe_purge(self) -> None:
+        if self._clock() - self._purged_at >= PURGE_EVERY_SECONDS:
+            self._purge_quietly()
 
     @classmethod
     def open(cls, config: MongoConfig, history_ttl_days: int = 30, event_ttl_hours: int = 24) -> MongoConversationStore:
@@ -198,6 +278,7 @@ class MongoConversationStore:
         return self.connection.run(self.aio.history(conversation_key, limit))
 
     def append_turn(self, conversation_key: str, turn: HistoryTurn, keep: int) -> None:
+        self._maybe_purge()
         self.connection.run(self.aio.append_turn(conversation_key, turn, keep))
 
     def clear_history(self, conversation_key: str) -> int:
@@ -210,9 +291,16 @@ class MongoConversationStore:
         self.connection.run(self.aio.set_mood(preference_key, mood))
 
     def claim_event(self, platform: str, event_id: str) -> bool:
-        return self.connection.run(self.aio.claim_event(platform, event_id))
+        return self.connection.run(self.aio.claim_event(platform, event_id, self.owner))
+
+    def complete_event(self, platform: str, event_id: str) -> None:
+        self.connection.run(self.aio.complete_event(platform, event_id))
+
+    def release_event(self, platform: str, event_id: str) -> None:
+        self.connection.run(self.aio.release_event(platform, event_id, self.owner))
 
     def save_answer(self, record: AnswerRecord) -> None:
+        self._maybe_purge()
         self.connection.run(self.aio.save_answer(record))
 
     def get_answer(self, answer_id: str) -> AnswerRecord | None:
@@ -298,6 +386,12 @@ class HistoryOptional:
 
     def claim_event(self, platform: str, event_id: str) -> bool:
         return self._or("the duplicate-event check", lambda: self.inner.claim_event(platform, event_id), True)
+
+    def complete_event(self, platform: str, event_id: str) -> None:
+        self._or("marking the event answered", lambda: self.inner.complete_event(platform, event_id), None)
+
+    def release_event(self, platform: str, event_id: str) -> None:
+        self._or("releasing the event", lambda: self.inner.release_event(platform, event_id), None)
 
     def save_answer(self, record: AnswerRecord) -> None:
         self._or(f"saving answer {record.answer_id}", lambda: self.inner.save_answer(record), None)

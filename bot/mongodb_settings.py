@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, Self
 
-from pydantic import Field, SecretStr
+from pydantic import Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings
 
 
@@ -21,9 +21,13 @@ class MongoSettings(BaseSettings):
         default=5.0, gt=0, le=120, description="Seconds to wait for a reachable server (start-up and each turn).")
     mongodb_operation_timeout: float = Field(
         default=10.0, gt=0, le=600, description="Seconds to wait for one reply of the server (socketTimeoutMS).")
+    retention_days: int | None = Field(
+        default=None, ge=1, le=3650,
+        description="Days the conversation store (SQLite or MongoDB) keeps history turns and event ids; after them an "
+                    "answer no one rated also loses its question text (answers and ratings are kept). Unset: "
+                    "NAVIBOT_MONGODB_HISTORY_TTL_DAYS, the older name (30).")
     mongodb_history_ttl_days: int = Field(
-        default=30, ge=1, le=3650, description="Conversation history expires this many days after it was "
-                                               "written (TTL index); answers and feedback are kept.")
+        default=30, ge=1, le=3650, description="The older name of NAVIBOT_RETENTION_DAYS, read when that is unset.")
     mongodb_event_ttl_hours: int = Field(
         default=24, ge=1, le=24 * 30, description="How long a chat platform event id is remembered to drop "
                                                   "redeliveries (TTL index).")
@@ -38,6 +42,15 @@ class MongoSettings(BaseSettings):
                                       description="Name of the Atlas Vector Search index on the chunks.")
     mongodb_search_index: str = Field(default="navibot_text", min_length=1,
                                       description="Name of the Atlas Search (full-text) index on the chunks.")
+    @model_validator(mode="after")
+    def _one_retention(self) -> Self:
+        """One retention for both backends: NAVIBOT_RETENTION_DAYS wins; the MongoDB name keeps working."""
+        if self.retention_days is None:
+            self.retention_days = self.mongodb_history_ttl_days
+        else:
+            self.mongodb_history_ttl_days = self.retention_days
+        return self
+
     redact_pii: bool = Field(
         default=True, description="Replace SSN-like numbers, phone numbers, e-mail addresses and dates of birth "
                                   "with [ssn], [phone], [email], [dob] in everything the conversation store keeps "

@@ -82,6 +82,12 @@ class RedactingConversationStore:
     def claim_event(self, platform: str, event_id: str) -> bool:
         return self.inner.claim_event(platform, event_id)
 
+    def complete_event(self, platform: str, event_id: str) -> None:
+        self.inner.complete_event(platform, event_id)
+
+    def release_event(self, platform: str, event_id: str) -> None:
+        self.inner.release_event(platform, event_id)
+
     def save_answer(self, record: AnswerRecord) -> None:
         self.inner.save_answer(replace(
             record, question=redact(record.question), standalone=redact(record.standalone),

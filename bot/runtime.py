@@ -99,6 +99,15 @@ class Bot:
         work = functools.partial(contextvars.copy_context().run, self.handler.handle, turn, mood_override)
         return await asyncio.get_running_loop().run_in_executor(self.turn_threads, work)
 
+    async def reply_posted(self, turn: Turn) -> None:
+        """Called by a chat adapter right after the reply to `turn` is posted: its event is answered for good, so a
+        redelivery is dropped; until then a redelivery after a crash is answered (bot/handler.py)."""
+        await asyncio.to_thread(self.handler.reply_posted, turn)
+
+    async def reply_not_posted(self, turn: Turn) -> None:
+        """Called by a chat adapter when the reply to `turn` could not be posted: a redelivery is answered."""
+        await asyncio.to_thread(self.handler.reply_not_posted, turn)
+
     def warn_if_empty(self, where: str) -> None:
         """Said at start-up by the chat servers: with no knowledge, every question would get the no-answer."""
         if self.core.store.counts()["chunks"] == 0:

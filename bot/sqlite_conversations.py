@@ -2,20 +2,38 @@
 
 WAL with synchronous=FULL: a committed write survives a crash or power cut, which is what "durable before the
 reply is returned" needs; each method commits before it returns.
+
+Event ids are claimed with a lease and an owner (bot/event_owners.py), completed when the reply is posted and
+released when the turn fails, so a question cut short by a crash is answered on redelivery, and only once.
+Retention: history turns and event ids older than the retention are deleted, and so is the question text of
+older answers no one rated; on open and then at most once an hour, on a write.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import sqlite3
 import threading
-from collections.abc import Iterator
-from datetime import UTC, datetime
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from bot.conversations import AnswerRecord, FeedbackRecord, HistoryTurn, UnknownAnswer
+from bot.conversations import (
+    EVENT_LEASE_SECONDS,
+    PURGE_EVERY_SECONDS,
+    AnswerRecord,
+    FeedbackRecord,
+    HistoryTurn,
+    UnknownAnswer,
+)
+from bot.event_owners import OwnerLocks
 from rag.citations import Citation
+
+log = logging.getLogger(__name__)
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS history (
@@ -37,6 +55,9 @@ CREATE TABLE IF NOT EXISTS events (
     platform TEXT NOT NULL,
     event_id TEXT NOT NULL,
     created TEXT NOT NULL,
+    status TEXT NOT NULL DEFAULT 'done',  -- 'claimed' while being answered, 'done' once the reply is posted
+    owner TEXT,  -- the claiming process (bot/event_owners.py)
+    lease_until REAL,  -- epoch seconds: after it, a claim may be taken over whoever holds it
     PRIMARY KEY (platform, event_id)
 );
 CREATE TABLE IF NOT EXISTS answers (
@@ -67,7 +88,13 @@ CREATE TABLE IF NOT EXISTS feedback (
 INDEXES = """
 CREATE INDEX IF NOT EXISTS answers_by_time ON answers(created, answer_id);
 CREATE INDEX IF NOT EXISTS feedback_by_time ON feedback(updated);
+CREATE INDEX IF NOT EXISTS history_by_time ON history(created);
+CREATE INDEX IF NOT EXISTS events_by_time ON events(created);
 """
+# Columns added since the first release: (table, column, definition). Rows of older files read the default:
+# an event id saved by an older version was answered when it was saved ('done').
+UPGRADES = (("answers", "latency_ms", "REAL"), ("events", "status", "TEXT NOT NULL DEFAULT 'done'"),
+            ("events", "owner", "TEXT"), ("events", "lease_until", "REAL"))
 PAGE = 500  # rows read per query when iterating answers: the lock is never held for a whole export
 FEEDBACK_COLUMNS = ("f.answer_id, f.user, f.helpful, f.reason, a.question, a.standalone, a.answer, a.citations,"
                     " a.platform, f.created, f.updated")
@@ -96,9 +123,20 @@ def _rating(r: tuple[Any, ...]) -> FeedbackRecord:
     return FeedbackRecord(r[0], r[1], bool(r[2]), r[3], r[4], r[5], r[6], json.loads(r[7]), r[8], r[9], r[10])
 
 
+def is_disk_full(exc: BaseException) -> bool:
+    """SQLite refused a write for lack of space (SQLITE_FULL: the disk, or the file's max_page_count)."""
+    return isinstance(exc, sqlite3.Error) and getattr(exc, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL
+
+
 class SQLiteConversationStore:
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, retention_days: int = 30, event_ttl_hours: int = 24,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         path = Path(path)
+        self.retention = timedelta(days=retention_days)
+        self.event_ttl = min(timedelta(hours=event_ttl_hours), self.retention)
+        self._clock = clock
+        self._purged_at = clock()
+        self._owners = OwnerLocks(path)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
@@ -111,16 +149,67 @@ class SQLiteConversationStore:
         except (OSError, sqlite3.Error) as exc:
             raise RuntimeError(f"cannot open the conversation store {path}: {exc}") from exc
         self._lock = threading.Lock()  # one connection shared by the adapters' threads
+        self._purge_quietly()
 
     def _upgrade(self) -> None:
-        """Files written by older versions lack columns added since: add them (existing rows read as NULL)."""
-        columns = {row[1] for row in self._db.execute("PRAGMA table_info(answers)")}
-        if "latency_ms" not in columns:
-            self._db.execute("ALTER TABLE answers ADD COLUMN latency_ms REAL")
+        """Files written by older versions lack columns added since: add them."""
+        for table, column, definition in UPGRADES:
+            if column not in {row[1] for row in self._db.execute(f"PRAGMA table_info({table})")}:
+                self._db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {definition}")
+
+    @contextmanager
+    def _transaction(self) -> Iterator[None]:
+        """BEGIN IMMEDIATE ... COMMIT under the lock. On SQLITE_FULL (and I/O errors) SQLite has already rolled
+        the transaction back: a second ROLLBACK would fail with 'no transaction is active' and hide the cause."""
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                yield
+                self._db.execute("COMMIT")
+            except BaseException:
+                if self._db.in_transaction:
+                    try:
+                        self._db.execute("ROLLBACK")
+                    except sqlite3.Error as again:  # the first error is the one worth raising
+                        log.warning("conversation store: rollback failed: %s", again)
+                raise
 
     def _write(self, sql: str, params: tuple[object, ...]) -> sqlite3.Cursor:
+        self._maybe_purge()
         with self._lock:
             return self._db.execute(sql, params)
+
+    # --- retention ------------------------------------------------------------------------------------------------
+
+    def purge(self, at: datetime | None = None) -> dict[str, int]:
+        """Applies the retention as of `at` (now): history turns and event ids older than it are deleted, and older
+        answers no one rated lose their question text. Returns what was removed or blanked, per kind."""
+        at = at or datetime.now(UTC)
+        cutoff, events_cutoff = stamp(at - self.retention), stamp(at - self.event_ttl)
+        with self._transaction():
+            history = self._db.execute("DELETE FROM history WHERE created < ?", (cutoff,)).rowcount
+            events = self._db.execute("DELETE FROM events WHERE created < ?", (events_cutoff,)).rowcount
+            questions = self._db.execute(
+                "UPDATE answers SET question = '', standalone = '' WHERE created < ? AND (question != ''"
+                " OR standalone != '') AND NOT EXISTS (SELECT 1 FROM feedback f WHERE f.answer_id = answers.answer_id)",
+                (cutoff,)).rowcount
+        self._purged_at = self._clock()
+        return {"history": history, "events": events, "questions": questions}
+
+    def _purge_quietly(self) -> None:
+        """Retention must never cost a turn (or an admin command) its answer: a failure is one warning line."""
+        try:
+            removed = self.purge()
+        except sqlite3.Error as exc:
+            self._purged_at = self._clock()  # not again at once: the next try is in an hour
+            log.warning("conversation store: applying the retention failed: %s", exc)
+            return
+        if any(removed.values()):
+            log.info("conversation store: retention applied: %s", removed)
+
+    def _maybe_purge(self) -> None:
+        if self._clock() - self._purged_at >= PURGE_EVERY_SECONDS:
+            self._purge_quietly()
 
     def history(self, conversation_key: str, limit: int) -> list[HistoryTurn]:
         with self._lock:
@@ -130,24 +219,24 @@ class SQLiteConversationStore:
         return [HistoryTurn(q, s, a, json.loads(c)) for q, s, a, c in reversed(rows)]
 
     def append_turn(self, conversation_key: str, turn: HistoryTurn, keep: int) -> None:
-        with self._lock:
-            self._db.execute("BEGIN IMMEDIATE")
-            try:
-                self._db.execute(
-                    "INSERT INTO history(conversation_key, question, standalone, answer, cited_ids, created)"
-                    " VALUES (?, ?, ?, ?, ?, ?)",
-                    (conversation_key, turn.question, turn.standalone, turn.answer, json.dumps(turn.cited_ids),
-                     now()))
-                self._db.execute(
-                    "DELETE FROM history WHERE conversation_key = ? AND id NOT IN (SELECT id FROM history"
-                    " WHERE conversation_key = ? ORDER BY id DESC LIMIT ?)", (conversation_key, conversation_key, keep))
-                self._db.execute("COMMIT")
-            except BaseException:
-                self._db.execute("ROLLBACK")
-                raise
+        self._maybe_purge()
+        with self._transaction():
+            self._db.execute(
+                "INSERT INTO history(conversation_key, question, standalone, answer, cited_ids, created)"
+                " VALUES (?, ?, ?, ?, ?, ?)",
+                (conversation_key, turn.question, turn.standalone, turn.answer, json.dumps(turn.cited_ids), now()))
+            self._db.execute(
+                "DELETE FROM history WHERE conversation_key = ? AND id NOT IN (SELECT id FROM history"
+                " WHERE conversation_key = ? ORDER BY id DESC LIMIT ?)", (conversation_key, conversation_key, keep))
 
     def clear_history(self, conversation_key: str) -> int:
-        return self._write("DELETE FROM history WHERE conversation_key = ?", (conversation_key,)).rowcount
+        with self._transaction():
+            removed = self._db.execute("DELETE FROM history WHERE conversation_key = ?", (conversation_key,)).rowcount
+            self._db.execute(
+                "UPDATE answers SET question = '', standalone = '' WHERE conversation_key = ? AND (question != ''"
+                " OR standalone != '') AND NOT EXISTS (SELECT 1 FROM feedback f WHERE f.answer_id = answers.answer_id)",
+                (conversation_key,))
+        return int(removed)
 
     def get_mood(self, preference_key: str) -> str | None:
         with self._lock:
@@ -161,9 +250,33 @@ class SQLiteConversationStore:
                     (preference_key, mood, now()))
 
     def claim_event(self, platform: str, event_id: str) -> bool:
-        cursor = self._write("INSERT OR IGNORE INTO events(platform, event_id, created) VALUES (?, ?, ?)",
-                             (platform, event_id, now()))
-        return cursor.rowcount == 1
+        self._maybe_purge()
+        owner = self._owners.hold()
+        with self._transaction():
+            row = self._db.execute("SELECT status, owner, lease_until FROM events WHERE platform = ? AND event_id = ?",
+                                   (platform, event_id)).fetchone()
+            moment = time.time()
+            if row is not None:
+                status, holder, lease_until = row
+                if status != "claimed" or (moment < (lease_until or 0.0) and self._owners.alive(holder)):
+                    return False  # answered, or being answered by a live process
+                log.info("event %s: the claim of %s taken over (%s)", event_id, holder,
+                         "lease over" if moment >= (lease_until or 0.0) else "its process is gone")
+            self._db.execute(
+                "INSERT INTO events(platform, event_id, created, status, owner, lease_until)"
+                " VALUES (?, ?, ?, 'claimed', ?, ?) ON CONFLICT(platform, event_id) DO UPDATE SET"
+                " created = excluded.created, status = 'claimed', owner = excluded.owner,"
+                " lease_until = excluded.lease_until",
+                (platform, event_id, now(), owner, moment + EVENT_LEASE_SECONDS))
+        return True
+
+    def complete_event(self, platform: str, event_id: str) -> None:
+        self._write("UPDATE events SET status = 'done', lease_until = NULL WHERE platform = ? AND event_id = ?"
+                    " AND status = 'claimed'", (platform, event_id))
+
+    def release_event(self, platform: str, event_id: str) -> None:
+        self._write("DELETE FROM events WHERE platform = ? AND event_id = ? AND status = 'claimed' AND owner = ?",
+                    (platform, event_id, self._owners.owner))
 
     def save_answer(self, record: AnswerRecord) -> None:
         self._write(
@@ -232,3 +345,4 @@ class SQLiteConversationStore:
     def close(self) -> None:
         with self._lock:
             self._db.close()
+        self._owners.close()

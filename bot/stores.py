@@ -71,5 +71,7 @@ def open_conversation_store(settings: Settings, path: Path | None = None) -> Con
                                                             settings.mongodb_event_ttl_hours),
                                 where=f"MongoDB {describe_hosts(config.uri)}")
     else:
-        store = SQLiteConversationStore(path or settings.conversations_path)
+        store = SQLiteConversationStore(path or settings.conversations_path,
+                                        retention_days=settings.retention_days or settings.mongodb_history_ttl_days,
+                                        event_ttl_hours=settings.mongodb_event_ttl_hours)
     return RedactingConversationStore(store) if settings.redact_pii else store

@@ -95,6 +95,10 @@ class FakeCollection:
         self._server.check("update_one")
         return self._c.update_one(*args, **kwargs)
 
+    async def update_many(self, *args: Any, **kwargs: Any) -> Any:
+        self._server.check("update_many")
+        return self._c.update_many(*args, **kwargs)
+
     async def find_one_and_update(self, *args: Any, **kwargs: Any) -> Any:
         self._server.check("find_one_and_update")
         return self._c.find_one_and_update(*args, **kwargs)

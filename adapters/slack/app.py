@@ -220,7 +220,9 @@ class SlackApp:
             if adding is not None:  # normally long done; a moment for it, so :eyes: never lands after the answer
                 await asyncio.wait({adding}, timeout=REACTION_WAIT_SECONDS)
             await self._post_reply(render(reply, turn.text), channel, thread_ts)
+            await self.bot.reply_posted(turn)  # answered for good: a redelivery is dropped from now on
         except Exception as exc:  # noqa: BLE001 - whatever broke, the navigator gets an apology, not silence
+            await self.bot.reply_not_posted(turn)  # the answer is not out: a retry of the event gets it
             await self._apologize(exc, channel, thread_ts, f"answering in {turn.conversation_key}")
         finally:
             if adding is not None and react_to is not None and await adding:

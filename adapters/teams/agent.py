@@ -356,7 +356,9 @@ class TeamsBot:
                                         reply_activity(reply, asked=text))
         except Exception:
             self.bot.observers.error("teams_send", PLATFORM)  # for the metrics; the apology and log follow
+            await self.bot.reply_not_posted(turn)  # the answer is not out: a redelivery of the activity gets it
             raise
+        await self.bot.reply_posted(turn)  # answered for good: a redelivery is dropped from now on
 
     async def _on_members_added(self, context: TurnContext, _state: TurnState) -> None:
         """Installed in someone's personal chat: say what the bot does. (Added to a team or group chat: nothing,
