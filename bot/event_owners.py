@@ -1,7 +1,8 @@
-"""Which processes holding event claims on an embedded (SQLite) conversation store are still alive.
+"""Which processes holding event claims on this machine are still alive.
 
-A process that claims an event takes an exclusive `flock` on a file of its own, `<store>-owners/<owner>.lock`, and
-keeps it while it runs. The kernel drops the lock when the process dies, however it dies (`kill -9`, a power cut
+A process that claims an event takes an exclusive `flock` on a file of its own, `<folder>/<owner>.lock` (beside
+the SQLite conversation store; in the data folder for MongoDB, for claims made on the same host), and keeps it
+while it runs. The kernel drops the lock when the process dies, however it dies (`kill -9`, a power cut
 of the container): a claim whose owner's file is not locked any more belongs to a dead process and can be taken
 over at once, so a question cut short by a crash is answered when it is delivered again, not lost for the lease.
 Where `flock` does not exist (Windows) or the folder cannot be written, every holder counts as alive and only
@@ -24,8 +25,8 @@ log = logging.getLogger(__name__)
 
 
 class OwnerLocks:
-    def __init__(self, store_path: Path) -> None:
-        self.folder = store_path.with_name(store_path.name + "-owners")
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
         self.owner = uuid.uuid4().hex[:16]
         self._held: IO[str] | None = None
 

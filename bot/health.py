@@ -1,7 +1,8 @@
 """`GET /healthz` of `navibot serve`: is this process able to answer a question right now?
 
 Healthy means: the knowledge store and the conversation store answer a cheap read within a few seconds, no
-question failed on the store in the last minute without one saved since (a store may read but not write), and the
+question failed on either store in the last minute without one answered since (a store may pass a cheap read and
+still fail a search or a write: a damaged page, a full disk; the failure names the store), and the
 models are loaded (the embedder is built; every hosted provider in use has a key). The probe runs in a thread
 (the stores are synchronous and a lost MongoDB blocks until its own timeout) and its result is kept for a couple
 of seconds, so a load balancer polling every instant costs the stores one read per interval, not one per poll.

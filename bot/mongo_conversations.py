@@ -7,17 +7,21 @@ answer + user). Answers and feedback have no TTL: they are the record of what na
 answer no one rated loses its question text after the retention (and on `reset`), as in the SQLite store.
 
 An event is claimed with a lease ('claimed', owner, lease_until), completed ('done') when the reply is posted and
-released when the turn fails; a claim whose lease ran out is taken over (the owner of a claim on another server
-cannot be asked whether it is alive). Events of older versions have no status: they were answered.
+released when the turn fails. A claim whose lease ran out is taken over, and so is one made on this host by a
+process that is gone (bot/event_owners.py: a restarted server answers a redelivery at once); the owner of a claim
+made on another host cannot be asked, so only its lease frees it. Events of older versions have no status: they
+were answered.
 """
 
 from __future__ import annotations
 
 import logging
+import socket
 import time
 import uuid
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any, TypeVar
 
 from bson import ObjectId
@@ -38,6 +42,7 @@ from bot.conversations import (
     HistoryTurn,
     UnknownAnswer,
 )
+from bot.event_owners import OwnerLocks
 from bot.handler import FeedbackError
 from rag.citations import Citation
 from rag.mongo.connection import MongoConfig, MongoConnection, MongoUnavailable
@@ -146,21 +151,30 @@ class AsyncMongoConversations:
         await self.db[PREFERENCES].update_one({"_id": preference_key},
                                               {"$set": {"mood": mood, "updated": _now()}}, upsert=True)
 
-    async def claim_event(self, platform: str, event_id: str, owner: str) -> bool:
+    async def claim_event(self, platform: str, event_id: str, owner: str,
+                          gone: Callable[[str], bool] = lambda _: False) -> bool:
+        """See ConversationStore.claim_event; `gone(holder)` is True for a holder known to be dead."""
         moment = _now()
         lease = {"status": "claimed", "owner": owner, "lease_until": moment + timedelta(seconds=EVENT_LEASE_SECONDS),
                  "created": moment}
+        key = {"platform": platform, "event_id": event_id}
         try:
-            await self.db[EVENTS].insert_one({"platform": platform, "event_id": event_id, **lease})
+            await self.db[EVENTS].insert_one({**key, **lease})
             return True
         except DuplicateKeyError:
             pass
-        # Taken over only when the lease ran out; one update, so of two deliveries at once only one wins.
-        taken = await self.db[EVENTS].find_one_and_update(
-            {"platform": platform, "event_id": event_id, "status": "claimed", "lease_until": {"$lte": moment}},
-            {"$set": lease})
+        held = await self.db[EVENTS].find_one(key)
+        if held is None or held.get("status") != "claimed":
+            return False  # answered (or released and claimed again in between: that delivery answers it)
+        # Taken over when its holder is gone or the lease ran out; one conditional update, so of two deliveries
+        # at once only one wins.
+        dead = gone(str(held.get("owner") or ""))
+        where = {**key, "status": "claimed", **({"owner": held.get("owner")} if dead
+                                                else {"lease_until": {"$lte": moment}})}
+        taken = await self.db[EVENTS].find_one_and_update(where, {"$set": lease})
         if taken is not None:
-            log.info("event %s: the claim of %s taken over (lease over)", event_id, taken.get("owner"))
+            log.info("event %s: the claim of %s taken over (%s)", event_id, taken.get("owner"),
+                     "its process is gone" if dead else "lease over")
         return taken is not None
 
     async def complete_event(self, platform: str, event_id: str) -> None:
@@ -231,12 +245,15 @@ class MongoConversationStore:
     """The synchronous ConversationStore: each call runs on the connection's event loop."""
 
     def __init__(self, connection: MongoConnection, history_ttl_days: int = 30, event_ttl_hours: int = 24,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic, owners_folder: Path | None = None) -> None:
         self.connection = connection
         self.aio = AsyncMongoConversations(connection.db)
         self.retention = timedelta(days=history_ttl_days)
         self.event_ttl = min(timedelta(hours=event_ttl_hours), self.retention)
-        self.owner = uuid.uuid4().hex[:16]  # this process's claims
+        # This process's claims are "<host>:<owner>"; a claim made on this host can be checked for a live owner.
+        self._owners = OwnerLocks(owners_folder) if owners_folder is not None else None
+        self._host = socket.gethostname()
+        self.owner = f"{self._host}:{self._owners.owner if self._owners else uuid.uuid4().hex[:16]}"
         self._closed = False
         self._clock = clock
         try:
@@ -271,8 +288,14 @@ class MongoConversationStore:
             self._purge_quietly()
 
     @classmethod
-    def open(cls, config: MongoConfig, history_ttl_days: int = 30, event_ttl_hours: int = 24) -> MongoConversationStore:
-        return cls(MongoConnection.shared(config), history_ttl_days, event_ttl_hours)
+    def open(cls, config: MongoConfig, history_ttl_days: int = 30, event_ttl_hours: int = 24,
+             owners_folder: Path | None = None) -> MongoConversationStore:
+        return cls(MongoConnection.shared(config), history_ttl_days, event_ttl_hours, owners_folder=owners_folder)
+
+    def _gone(self, holder: str) -> bool:
+        """A holder on this host whose process is gone (never one on another host: it cannot be asked)."""
+        host, _, owner = holder.rpartition(":")
+        return self._owners is not None and host == self._host and not self._owners.alive(owner)
 
     def history(self, conversation_key: str, limit: int) -> list[HistoryTurn]:
         return self.connection.run(self.aio.history(conversation_key, limit))
@@ -291,7 +314,9 @@ class MongoConversationStore:
         self.connection.run(self.aio.set_mood(preference_key, mood))
 
     def claim_event(self, platform: str, event_id: str) -> bool:
-        return self.connection.run(self.aio.claim_event(platform, event_id, self.owner))
+        if self._owners is not None:
+            self._owners.hold()
+        return self.connection.run(self.aio.claim_event(platform, event_id, self.owner, self._gone))
 
     def complete_event(self, platform: str, event_id: str) -> None:
         self.connection.run(self.aio.complete_event(platform, event_id))
@@ -333,6 +358,8 @@ class MongoConversationStore:
         if not self._closed:  # a shared connection counts its users: close it once
             self._closed = True
             self.connection.close()
+            if self._owners is not None:
+                self._owners.close()
 
 
 def is_unavailable(exc: BaseException) -> bool:

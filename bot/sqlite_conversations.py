@@ -136,7 +136,7 @@ class SQLiteConversationStore:
         self.event_ttl = min(timedelta(hours=event_ttl_hours), self.retention)
         self._clock = clock
         self._purged_at = clock()
-        self._owners = OwnerLocks(path)
+        self._owners = OwnerLocks(path.with_name(path.name + "-owners"))
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)

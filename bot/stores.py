@@ -68,7 +68,8 @@ def open_conversation_store(settings: Settings, path: Path | None = None) -> Con
 
         config = mongo_config(settings)
         store = HistoryOptional(MongoConversationStore.open(config, settings.mongodb_history_ttl_days,
-                                                            settings.mongodb_event_ttl_hours),
+                                                            settings.mongodb_event_ttl_hours,
+                                                            owners_folder=settings.data_dir / "event-owners"),
                                 where=f"MongoDB {describe_hosts(config.uri)}")
     else:
         store = SQLiteConversationStore(path or settings.conversations_path,
