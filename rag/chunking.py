@@ -51,11 +51,11 @@ def _label_title(text: str, label: str) -> str:
 
 
 def _labels(block: Block) -> list[str]:
-    return leading_labels(block.text) if block.kind in ("paragraph", "table") else []
+    return leading_labels(block.text)
 
 
 def _is_regulation(blocks: list[Block]) -> bool:
-    starts = {labels[0] for b in blocks if b.kind == "paragraph" and (labels := _labels(b))}
+    starts = {labels[0] for b in blocks if b.kind in ("paragraph", "heading") and (labels := _labels(b))}
     return "a" in starts and "b" in starts
 
 
@@ -86,7 +86,9 @@ def _derived(text: str, path: tuple[str, ...], base: int, page: int | None) -> B
 def _with_label_headings(blocks: list[Block]) -> list[tuple[Block, bool]]:
     """Insert a derived heading before every labelled paragraph of a regulation, at the level its label
     sequence gives it (see rag.legal_labels), so that each paragraph's heading path is its true location:
-    "(b) Exemptions" > "(5)" > "(i)". Labels are read per section, i.e. between real headings."""
+    "(b) Exemptions" > "(5)" > "(i)". Labels are read per section, i.e. between real headings; a heading that
+    starts with a label (a manual's "<h3>(c) Verification</h3>", a PDF line "(c) Verification") is one of
+    the section's labelled paragraphs, placed by the same sequence, and keeps its own words."""
     if not _is_regulation(blocks):
         return [(b, False) for b in blocks]
     out: list[tuple[Block, bool]] = []
@@ -96,6 +98,16 @@ def _with_label_headings(blocks: list[Block]) -> list[tuple[Block, bool]]:
     def flush() -> None:
         placements = resolve_labels([_labels(b) for b in section])
         for block, place in zip(section, placements, strict=True):
+            if block.kind == "heading":  # a labelled heading: at the level its label gives it, or a paragraph
+                if not place.placed:
+                    out.append((Block("paragraph", block.text, page=block.page), False))
+                    continue
+                paths = [place.path, *place.run_in]
+                starts = [start for _, start in label_spans(block.text)]
+                for path, start in zip(paths[:-1], starts, strict=False):  # "(b) X—(1) Y": (b) as usual
+                    out.append((_derived(block.text[start:], path, base, block.page), True))
+                out.append((Block("heading", block.text, level=base + len(paths[-1]), page=block.page), False))
+                continue
             if place.path and place.placed:
                 out.append((_derived(block.text, place.path, base, block.page), True))
                 # Labels run in after the first ("(b) Heading—(1) Text", "(3) Boarders. (i) Text") open deeper
@@ -107,7 +119,7 @@ def _with_label_headings(blocks: list[Block]) -> list[tuple[Block, bool]]:
         section.clear()
 
     for block in _split_labelled_tables(blocks):
-        if block.kind == "heading":
+        if block.kind == "heading" and not _labels(block):
             flush()
             base = block.level
             out.append((block, False))

@@ -17,6 +17,9 @@ _FENCE = re.compile(r"^\s*(```|~~~)")
 _TABLE_ROW = re.compile(r"^\s*\|.*\|\s*$")
 _BOLD_LINE = re.compile(r"^\s*(\*\*|__)(?P<t>[^*_]{1,100}?)(\*\*|__)\s*$")
 _NUMBERED_HEADING = re.compile(r"^(?:\d{1,2}(?:\.\d{1,2})*[.)]?|[IVX]{1,5}\.|[A-Z][.)])\s+(?P<rest>.+)$")
+# A line that opens a labelled paragraph of a regulation or manual: "(b) Exemptions", "(2)(i) The", "(iv) A".
+# A capital must follow, so that a wrapped line starting with a citation ("(a)(1) of this section") does not.
+_LABELLED_LINE = re.compile(r"^\((?:[a-z]{1,7}|\d{1,3}|[A-Z]{1,2})\)(?:\s*\((?:[a-z]{1,7}|\d{1,3}|[A-Z]{1,2})\))*\s+[A-Z\"“]")
 
 
 def normalize_space(text: str) -> str:
@@ -163,13 +166,31 @@ def is_heading_line(line: str) -> bool:
     return capitalised / len(significant) >= 0.6 or (numbered is not None and core[0].isupper())
 
 
+def _labelled_paragraphs(raws: list[str]) -> list[str]:
+    """PDF text often runs paragraphs together without a blank line; in a text with at least two labelled
+    lines ("(a) …", "(b) …"), each labelled line starts a paragraph of its own, so that its label is read."""
+    lines = [ln.strip() for raw in raws for ln in raw.split("\n")]
+    if sum(1 for ln in lines if _LABELLED_LINE.match(ln)) < 2:
+        return raws
+    out: list[str] = []
+    for raw in raws:
+        part: list[str] = []
+        for line in raw.split("\n"):
+            if part and _LABELLED_LINE.match(line.strip()):
+                out.append("\n".join(part))
+                part = []
+            part.append(line)
+        out.append("\n".join(part))
+    return out
+
+
 def plain_text_blocks(text: str, page: int | None = None, heading_level: int = 2,
                       known_headings: set[str] | None = None) -> list[Block]:
     """Parse plain text: blank lines separate blocks; a heading-like first line starts a new section."""
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     known = {h.casefold() for h in (known_headings or set())}
     blocks: list[Block] = []
-    for raw in re.split(r"\n\s*\n", text):
+    for raw in _labelled_paragraphs(re.split(r"\n\s*\n", text)):
         raw_lines = [x for x in raw.split("\n") if x.strip()]
         lines = [normalize_space(x) for x in raw_lines]
         while lines:

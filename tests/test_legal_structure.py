@@ -330,3 +330,48 @@ def test_state_manual_html_in_the_same_style(tmp_path: Path) -> None:
     assert paths["(j) Ending t"] == "(j)"
     sub = next(s for s in subs if s.text.startswith("(1) Hours are weekly"))
     assert sub.heading_path[:2] == ["4.2 Students", "(i) Exceptions"]
+
+
+def test_labelled_headings_are_placed_by_the_same_sequence(tmp_path: Path) -> None:
+    # A manual that makes some labelled paragraphs headings: they join the sequence instead of restarting it.
+    page = tmp_path / "manual.html"
+    page.write_text("""<main><h1>Manual</h1><h2>4.2 Students</h2><p>(a) General. Text a.</p>
+<h3>(b) Exemptions</h3><p>Who is exempt.</p><p>(1) Age. Under 18.</p><h4>(2) Work</h4><p>Works 20 hours.</p>
+<p>(i) Approved.</p><p>(ii) Paid.</p><h3>(c) Verification</h3><p>(1) Proof.</p><h2>4.3 Other</h2><p>More.</p>
+</main>""", encoding="utf-8")
+    chunks = Chunker().chunk(load_html(page, "manual"))
+    paths = {s.text: s.heading_path for c in chunks for s in c.subchunks}
+    assert paths["Who is exempt."] == ["4.2 Students", "(b) Exemptions"]
+    assert paths["Works 20 hours."] == ["4.2 Students", "(b) Exemptions", "(2) Work"]
+    assert label_path(paths["(ii) Paid."]) == "(b)(2)(ii)"
+    assert label_path(paths["(1) Proof."]) == "(c)(1)"
+    assert paths["More."] == ["4.3 Other"]
+    # A heading's words are not in any paragraph, so the chunk text keeps them.
+    assert "(c) Verification" in chunks[0].text
+
+
+def test_pdf_manual_with_paragraphs_run_together(tmp_path: Path) -> None:
+    from tests.test_loaders import _pdf_bytes
+
+    pdf = tmp_path / "manual.pdf"
+    pdf.write_bytes(_pdf_bytes([
+        ["Section 4.2 Students", "(a) General. A student enrolled half-time is not eligible", "unless exempt under",
+         "(b)(1) of this section.", "(b) Exemptions", "(1) Age. The student is under 18.",
+         "(2) Work. The student works 20 hours;", "(i) In a work study program; or", "(ii) Paid by an employer."],
+        ["(c) Other rules. Text.", "(1) First rule.", "(2) Second rule.", "(i) Exceptions apply:"],
+    ]))
+    doc = load_file(pdf, pdf).documents[0]
+    subs = [s for c in Chunker().chunk(doc) for s in c.subchunks]
+    got = [(label_path(s.heading_path), s.text[:12], s.page) for s in subs]
+    assert got == [
+        ("(a)", "(a) General.", 1),  # a wrapped line starting with a citation "(b)(1) of" stays in its paragraph
+        ("(b)(1)", "(1) Age. The", 1),
+        ("(b)(2)", "(2) Work. Th", 1),
+        ("(b)(2)(i)", "(i) In a wor", 1),
+        ("(b)(2)(ii)", "(ii) Paid by", 1),
+        ("(c)", "(c) Other ru", 2),
+        ("(c)(1)", "(1) First ru", 2),
+        ("(c)(2)", "(2) Second r", 2),
+        ("(c)(2)(i)", "(i) Exceptio", 2),
+    ]
+    assert subs[0].text.endswith("unless exempt under (b)(1) of this section.")
