@@ -39,6 +39,7 @@ def test_kill_9_mid_answer_then_redelivery_answers_every_question_exactly_once(d
     assert result.answered_before_kill == 0, result.line()  # all were in flight when the server died
     assert result.claimed_at_kill >= 10, result.line()  # ... with their event ids saved (today's losses)
     assert result.ok, result.line()
+    assert result.eyes_left == 0, result.line()  # the retry that answered took the dead server's :eyes: off
     assert result.seconds < 25, result.line()
 
 

@@ -204,9 +204,12 @@ class SlackApp:
         text = question_text(str(event.get("text", "")), context.bot_user_id)
         turn = Turn(PLATFORM, team, channel, thread_ts, user, text, event_id=body.get("event_id"))
         # A redelivery (Slack retries when an ack was late) is answered once; no second progress reaction for it.
-        await self._answer(turn, channel, thread_ts, react_to=None if is_retry(request) else ts)
+        # Answered by the retry (its first delivery died with a crashed server), it clears that delivery's :eyes:.
+        retry = is_retry(request)
+        await self._answer(turn, channel, thread_ts, react_to=None if retry else ts, clear=ts if retry else None)
 
-    async def _answer(self, turn: Turn, channel: str, thread_ts: str, react_to: str | None) -> None:
+    async def _answer(self, turn: Turn, channel: str, thread_ts: str, react_to: str | None,
+                      clear: str | None = None) -> None:
         """Progress reaction, the handler, the reply in the thread; a failure anywhere becomes an apology there.
         The reaction is added while the handler works: a rate-limited reactions.add waits out its Retry-After, and
         the answer must not wait with it."""
@@ -221,6 +224,8 @@ class SlackApp:
                 await asyncio.wait({adding}, timeout=REACTION_WAIT_SECONDS)
             await self._post_reply(render(reply, turn.text), channel, thread_ts)
             await self.bot.reply_posted(turn)  # answered for good: a redelivery is dropped from now on
+            if clear is not None:
+                await self._react("remove", channel, clear)
         except Exception as exc:  # noqa: BLE001 - whatever broke, the navigator gets an apology, not silence
             await self.bot.reply_not_posted(turn)  # the answer is not out: a retry of the event gets it
             await self._apologize(exc, channel, thread_ts, f"answering in {turn.conversation_key}")
@@ -250,7 +255,7 @@ class SlackApp:
                 await self.client.reactions_remove(channel=channel, timestamp=ts, name=THINKING_REACTION)
             return True
         except SlackApiError as exc:
-            if exc.response.get("error") != "already_reacted":
+            if exc.response.get("error") not in ("already_reacted", "no_reaction"):
                 log.warning("slack: reactions.%s failed: %s", how, exc.response.get("error"))
             return how == "add" and exc.response.get("error") == "already_reacted"
         except Exception as exc:  # noqa: BLE001 - network trouble: the answer may still get through
