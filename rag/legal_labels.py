@@ -16,15 +16,20 @@ a repeated label (two "(iv)"), a gap (no "(i)", straight to "(ii)"), a first chi
 ("(1)" where "(i)" belongs, read as "(i)"), and a section that starts below the top level.
 
 A paragraph may open with several labels: "(b) Heading—(1) Text", "(3) Boarders. (i) Text", "(2)(i) Text".
-`leading_labels` finds them (the first label, then first-child labels run in after an empty or short heading);
-the paragraph's own location is its first label's, and the run-in labels open the deeper levels so that the
-next paragraph ("(2)", "(ii)") is read as their sibling.
+`leading_labels` finds them (the first label, then first-child labels run in after an empty or short heading).
+`Placement.path` is the first label's location and `Placement.run_in` the deeper ones the paragraph opens; the
+next paragraph ("(2)", "(ii)") is read as their sibling. The chunker files such a paragraph under the deepest
+(its body is that paragraph's text; the parents contribute a heading), so "(b)(1)" names it, and "(b)" is its
+parent, as a citation of either expects.
+
+`label_path` reads a sub-chunk's location back from its heading path: "(b)(5)(i)".
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 # The kind of label at each level, outermost first.
 LEVEL_KINDS: tuple[str, ...] = ("lower", "digit", "roman", "upper", "digit", "roman")
@@ -32,11 +37,10 @@ _FIRST = {"lower": "a", "digit": "1", "roman": "i", "upper": "A"}
 
 _ONE = r"\((?:[a-z]{1,7}|\d{1,3}|[A-Z]{1,2})\)"
 _START = re.compile(rf"^\s*(?:\|\s*)?(?P<label>{_ONE})")
-# After a label: a run-in first child, directly ("(2)(i)", "(i) (A)") or after a short heading that ends with
-# ".", ":" or "—" ("(b) Special household requirements—(1)", "(3) Boarders. (i)").
 # A parenthesis in a heading that is not a label: "(TOP)", "(IPV)", "(see below)".
 _ASIDE = r"\((?![a-z]{1,7}\)|\d{1,3}\)|[A-Z]{1,2}\))[^()\n]{1,60}\)"
-# A run-in label: directly after the previous one, or after a heading ending in ".", ":" or "—".
+# A run-in label: directly after the previous one ("(2)(i)", "(i) (A)"), or after a heading ending in ".", ":"
+# or "—" ("(b) Special household requirements—(1)", "(3) Boarders. (i)").
 _RUN_IN = re.compile(
     rf"(?:\s*|\s+[A-Z](?:[^()\n]|{_ASIDE}){{0,150}}?(?:[.:]\s+|\s*—\s*))(?P<label>{_ONE})(?=\s|$|\()")
 # Or after a title-case heading of up to four words with no punctuation, before a capital:
@@ -50,6 +54,7 @@ _ROMAN_VALUES = {"i": 1, "v": 5, "x": 10, "l": 50}
 GAP, REPEAT, WRONG_KIND, SKIPPED_TOP, SKIPPED_LEVEL, UNPLACED = 1.0, 1.0, 1.5, 1.0, 2.0, 3.0
 GAP_PER_LABEL = 0.1  # a gap of one label is likelier than a gap of ten
 BEAM = 48
+MARGIN = UNPLACED  # readings this far behind the best are dropped: they would need the best to slip again
 
 
 def _roman(text: str) -> int | None:
@@ -70,6 +75,7 @@ def _to_roman(n: int) -> str:
     return out
 
 
+@lru_cache(maxsize=4096)
 def label_value(label: str, kind: str) -> int | None:
     """The position of `label` ("c", "12", "iv", "B") in a sequence of `kind`, or None if it is not one."""
     if kind == "digit":
@@ -204,6 +210,7 @@ def resolve_labels(paragraphs: list[list[str]]) -> list[Placement]:
                     if values not in nxt or cost < nxt[values].cost:  # first kept among equals: the deepest
                         nxt[values] = _Reading(cost, values, names, (r.history, (position, names, slip)))
             readings = sorted(nxt.values(), key=lambda r: r.cost)[:BEAM]  # a stable sort keeps that order
+            readings = [r for r in readings if r.cost <= readings[0].cost + MARGIN]
     best = readings[0]  # the fewest slips; among equals, the deepest readings
     items: list[tuple[int, tuple[str, ...], str]] = []
     node = best.history

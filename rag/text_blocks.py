@@ -19,7 +19,8 @@ _BOLD_LINE = re.compile(r"^\s*(\*\*|__)(?P<t>[^*_]{1,100}?)(\*\*|__)\s*$")
 _NUMBERED_HEADING = re.compile(r"^(?:\d{1,2}(?:\.\d{1,2})*[.)]?|[IVX]{1,5}\.|[A-Z][.)])\s+(?P<rest>.+)$")
 # A line that opens a labelled paragraph of a regulation or manual: "(b) Exemptions", "(2)(i) The", "(iv) A".
 # A capital must follow, so that a wrapped line starting with a citation ("(a)(1) of this section") does not.
-_LABELLED_LINE = re.compile(r"^\((?:[a-z]{1,7}|\d{1,3}|[A-Z]{1,2})\)(?:\s*\((?:[a-z]{1,7}|\d{1,3}|[A-Z]{1,2})\))*\s+[A-Z\"“]")
+_LABEL = r"\((?:[a-z]{1,7}|\d{1,3}|[A-Z]{1,2})\)"
+_LABELLED_LINE = re.compile(rf"^{_LABEL}(?:\s*{_LABEL})*\s+[A-Z\"“]")
 
 
 def normalize_space(text: str) -> str:
