@@ -1,6 +1,7 @@
 """What the bot remembers between turns: history, mood preferences, answers and feedback.
 
-`ConversationStore` is the protocol; the embedded default is `bot.sqlite_conversations`, MongoDB comes later.
+`ConversationStore` is the protocol; the embedded default is `bot.sqlite_conversations`, the other
+`bot.mongo_conversations`.
 Every write is durable when the method returns, so a reply is never sent for a turn that is not saved.
 """
 
@@ -16,7 +17,7 @@ from rag.citations import Citation
 # How long a claim on an event protects it from a second delivery when its holder cannot be asked whether it is
 # alive: longer than a turn (its deadline is 12 s) plus posting the reply with the clients' retries.
 EVENT_LEASE_SECONDS = 60.0
-# Retention is applied when a store opens and then at most this often, on a write (bot/retention.py).
+# The retention (NAVIBOT_RETENTION_DAYS) is applied when a store opens and then at most this often, on a write.
 PURGE_EVERY_SECONDS = 3600.0
 
 

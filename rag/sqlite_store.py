@@ -186,7 +186,8 @@ class SQLiteKnowledgeStore:
                                      " ON CONFLICT(term) DO UPDATE SET df = df + excluded.df", df.items())
                 self._db.execute("COMMIT")
             except BaseException:
-                self._db.execute("ROLLBACK")
+                if self._db.in_transaction:  # SQLITE_FULL already rolled it back: a ROLLBACK would hide the cause
+                    self._db.execute("ROLLBACK")
                 raise
             self._writes += 1
 
@@ -221,7 +222,8 @@ class SQLiteKnowledgeStore:
                         removed += 1
                 self._db.execute("COMMIT")
             except BaseException:
-                self._db.execute("ROLLBACK")
+                if self._db.in_transaction:  # SQLITE_FULL already rolled it back: a ROLLBACK would hide the cause
+                    self._db.execute("ROLLBACK")
                 raise
             self._writes += 1
             return removed

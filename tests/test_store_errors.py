@@ -1,6 +1,6 @@
 """A store that fails is named for what it is: damage in the knowledge store is reported as the knowledge store
 (the reply, the metrics, /healthz), and a write refused because the disk is full says so instead of SQLite's
-'cannot rollback - no transaction is active'."""
+'cannot rollback - no transaction is active' (a question, and `navibot ingest`)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,8 @@ from bot.handler import is_disk_full
 from bot.health import Health
 from bot.metrics import Metrics
 from bot.redact import RedactingConversationStore
-from bot.runtime import Bot, build_bot
+from bot.cli import demo_kb_path
+from bot.runtime import Bot, build_bot, build_core
 from bot.settings import Settings
 from bot.sqlite_conversations import SQLiteConversationStore
 from bot.turns import ReplyKind, Turn
@@ -122,3 +123,16 @@ def test_a_full_disk_is_not_hidden_by_a_failed_rollback(tmp_path: Path) -> None:
         assert [h.question for h in store.history("k", 6)] == ["q"]
     finally:
         store.close()
+
+
+def test_ingesting_into_a_full_disk_says_the_disk_is_full(tmp_path: Path) -> None:
+    settings = Settings(_env_file=None, data_dir=tmp_path)  # type: ignore[call-arg]
+    core = build_core(settings, tmp_path / "knowledge.sqlite3")
+    try:
+        pages = core.store._db.execute("PRAGMA page_count").fetchone()[0]  # type: ignore[attr-defined]
+        core.store._db.execute(f"PRAGMA max_page_count = {pages}")  # type: ignore[attr-defined]
+        summary = core.ingestor.ingest_paths([demo_kb_path()])
+        assert summary.failed >= 12 and summary.problems
+        assert all("database or disk is full" in p for p in summary.problems), summary.problems[:2]
+    finally:
+        core.close()
