@@ -242,3 +242,16 @@ def label_path(heading_path: list[str]) -> str:
             break
         labels.append(m.group("label")[1:-1])
     return format_path(labels[::-1])
+
+
+_SECTION = re.compile(r"^§+\s*(?P<number>\d+(?:\.\d+)*)")
+
+
+def section_number(heading_path: list[str]) -> str:
+    """The section a sub-chunk is in, read from its heading path: [..., "§ 273.5 Students.", ...] → "273.5";
+    "" when no heading names one."""
+    for heading in heading_path:
+        m = _SECTION.match(heading)
+        if m:
+            return m.group("number")
+    return ""

@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from rag.chunking import Chunker
-from rag.legal_labels import LEVEL_KINDS, label_path, label_value, leading_labels, resolve_labels
+from rag.legal_labels import (LEVEL_KINDS, label_path, label_value, leading_labels, resolve_labels,
+                              section_number)
 from rag.loaders import load_file, load_html
 from rag.models import SubChunk
 
@@ -35,9 +36,7 @@ def _labels(path: str) -> list[str]:
 
 
 def _section(sub: SubChunk) -> str:
-    heading = next((h for h in sub.heading_path if h.startswith("§")), "")
-    m = re.match(r"§ (\d+\.\d+)", heading)
-    return m.group(1) if m else ""
+    return section_number(sub.heading_path)
 
 
 @pytest.fixture(scope="module")
@@ -280,6 +279,9 @@ def test_leading_labels() -> None:
 def test_label_path_reads_the_trailing_labels_of_a_heading_path() -> None:
     assert label_path(["Subpart C", "§ 273.5 Students.", "(b) Exemptions", "(5)", "(i)"]) == "(b)(5)(i)"
     assert label_path(["Subpart C", "§ 273.5 Students."]) == ""
+    assert section_number(["Subpart C", "§ 273.5 Students.", "(b) Exemptions"]) == "273.5"
+    assert section_number(["§§ 273.30 Transitional", "(a)"]) == "273.30"
+    assert section_number(["Chapter 4", "(a) General"]) == ""
 
 
 # ------------------------------------------------------------------------------------- a state manual page
