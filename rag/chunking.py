@@ -39,11 +39,13 @@ def _label_title(text: str, label: str) -> str:
     """"(b) Student Exemptions. To be eligible..." → "(b) Student Exemptions"; long first sentences → "(b)".
 
     `label` is the label as read, which is the printed one except for a slip ("(1)" printed where "(i)" belongs).
-    A table row is titled from its first cell.
+    A table row is titled by its first cell when the other cells define it.
     """
     rest = _LABEL.sub("", text, count=1)
-    if text.lstrip().startswith("|"):
-        rest = rest.split("|", 1)[0].split("\n", 1)[0]
+    if text.lstrip().startswith("|"):  # a first cell that other cells define: "| (1) Agency error (AE) claim | any…"
+        cells = [c.strip() for c in rest.split("\n", 1)[0].split("|")]
+        defined = len(cells) > 1 and any(cells[1:]) and 0 < len(cells[0].split()) <= 8 and cells[0][0].isupper()
+        return f"({label}) {cells[0]}" if defined else f"({label})"
     head = re.split(r"(?<=[a-z\)])\.\s|—|\.$", rest, maxsplit=1)[0].strip()
     if head and head != rest.strip() and len(head.split()) <= 8 and head[0].isupper():
         return f"({label}) {head}"

@@ -175,6 +175,8 @@ def test_fifth_and_sixth_levels(cfr_subs: list[SubChunk]) -> None:
 def test_273_18_table_rows_are_paragraphs(cfr_subs: list[SubChunk]) -> None:
     rows = {label_path(s.heading_path): s for s in cfr_subs if _section(s) == "273.18" and s.kind == "table"}
     assert rows["(b)(1)"].text.startswith("| (1) Intentional Program violation (IPV) claim |")
+    assert rows["(b)(3)"].heading_path[-1] == "(3) Agency error (AE) claim"  # a first cell the others define
+    assert rows["(c)(1)(i)"].heading_path[-1] == "(i)"  # a lone cell is a sentence, not a title
     assert rows["(c)(1)(i)"].text.startswith("| (i) As a State agency, you |\n|---|\n| must calculate")
     assert rows["(c)(1)(ii)(D)"].text.startswith("| (D) reduce the overpayment amount")
     assert rows["(g)(1)(iii)"].text.startswith("| (iii) For an IHE or AE claim")
