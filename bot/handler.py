@@ -36,8 +36,8 @@ log = logging.getLogger(__name__)
 MAX_REASON_CHARS = 2000
 STORE_DOWN = ("Sorry, my conversation store is not responding, so I could not answer this one. Please try again in "
               "a minute; if it keeps happening, tell your admin (trace id {trace}).")
-DISK_FULL = ("Sorry, the disk of my conversation store is full, so I could not save this answer and did not send it. "
-             "Please tell your admin that the disk needs space (trace id {trace}).")
+DISK_FULL = ("Sorry, the disk of my conversation store is full, so I could not answer this one (an answer I cannot "
+             "save is not sent). Please tell your admin that the disk needs space (trace id {trace}).")
 KNOWLEDGE_DOWN = ("Sorry, my knowledge store (the documents I quote) could not be read, so I could not answer this "
                   "one. Please tell your admin (trace id {trace}).")
 INTERNAL = "Sorry, something went wrong on my side. Please try again in a moment (trace id {trace})."
