@@ -31,6 +31,7 @@ from slack_bolt.context.async_context import AsyncBoltContext
 from slack_bolt.context.respond.async_respond import AsyncRespond
 from slack_bolt.request.async_request import AsyncBoltRequest
 from slack_sdk.errors import SlackApiError
+from slack_sdk.signature import SignatureVerifier
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack.blocks import (
@@ -71,6 +72,7 @@ thread; `/navibot mood`, `/navibot mood <name>`; `/navibot reset` forgets your l
 In a channel, mention me (`@Navibot can college students get SNAP?`); in a direct message, just write."""
 NOT_IN_CHANNEL = "I can't post in this channel. Invite me with `/invite @Navibot`, or ask me in a direct message."
 _MENTION = re.compile(r"<@([A-Z0-9]+)(?:\|[^>]*)?>")
+_USER_ID = re.compile(r"[UW][A-Z0-9]{2,}")
 _LINK = re.compile(r"<((?:https?|mailto):[^|>]+)(?:\|([^>]*))?>")
 _CHANNEL = re.compile(r"<#[A-Z0-9]+\|([^>]*)>")
 _SPECIAL = re.compile(r"<!([a-z]+)(?:\^[^|>]*)?(?:\|([^>]*))?>")
@@ -137,6 +139,9 @@ class SlackApp:
                             # Socket Mode requests are not signed; Bolt skips the check for them anyway.
                             request_verification_enabled=mode == "http")
         self.client = configure_web_client(self.app.client, settings)
+        # The same check as Bolt's RequestVerification middleware, made at our door (events_handler) before the body
+        # is parsed: Bolt parses first, so an unsigned body could reach its JSON parser and its int() of the timestamp.
+        self.verifier = SignatureVerifier(secret) if mode == "http" and secret else None
         self.tasks: set[asyncio.Task[None]] = set()
         # The thread a user last asked in, per channel: what `/navibot reset` (which has no thread) forgets.
         self._latest_thread: OrderedDict[tuple[str, str, str], str] = OrderedDict()
@@ -325,7 +330,8 @@ class SlackApp:
             return
         shown = question if len(question) <= 2900 else question[:2899] + "…"
         try:
-            posted = await self.client.chat_postMessage(channel=channel, text=f"<@{user}> asked: {escape(shown)}")
+            asker = f"<@{user}>" if _USER_ID.fullmatch(user) else "Someone"  # only a real user id is mentioned
+            posted = await self.client.chat_postMessage(channel=channel, text=f"{asker} asked: {escape(shown)}")
         except SlackApiError as exc:
             if exc.response.get("error") in {"not_in_channel", "channel_not_found"}:
                 await respond(text=NOT_IN_CHANNEL, response_type="ephemeral")
@@ -410,12 +416,17 @@ class SlackApp:
         try:
             where = json.loads(view.get("private_metadata") or "{}")
             reason = view["state"]["values"][REASON_BLOCK][REASON_INPUT].get("value") or ""
-        except (ValueError, KeyError, TypeError):
+            if not isinstance(where, dict) or not where.get("channel") or not isinstance(reason, str):
+                raise ValueError("no answer or chat in the form")
+        except (ValueError, KeyError, TypeError, AttributeError, RecursionError):
             await ack(response_action="errors", errors={REASON_BLOCK: "This form is out of date; click 👎 again."})
             return
         try:  # recorded before the ack (a few milliseconds), so a problem shows in the form itself
+            # Only for an answer given in the chat the 👎 was clicked in, as the buttons (answer_in_chat): a form
+            # naming another chat's answer records nothing.
             await asyncio.to_thread(self.bot.handler.record_feedback, str(where.get("answer_id", "")), user, False,
-                                    reason, click=False)  # the 👎 itself was counted when it was clicked
+                                    reason, chat=(PLATFORM, str(where["channel"])),
+                                    click=False)  # the 👎 itself was counted when it was clicked
         except FeedbackError as exc:
             await ack(response_action="errors", errors={REASON_BLOCK: str(exc)[:150]})
             return
@@ -447,19 +458,53 @@ def build_slack_app(bot: Bot, settings: SlackSettings, mode: Mode = "http") -> S
     return SlackApp(bot, settings, mode)
 
 
+def signature_problem(verifier: SignatureVerifier, body: bytes, timestamp: str | None,
+                      signature: str | None) -> str | None:
+    """None when Slack signed this request (slack_sdk's SignatureVerifier.is_valid: the HMAC of the body and a
+    timestamp within 5 minutes); else why not, for the log. is_valid raises on input it does not expect: int() of a
+    timestamp that is not a number (ValueError), hmac.compare_digest of a signature with non-ASCII characters
+    (TypeError), a body that is not UTF-8 (UnicodeDecodeError); each is a refusal here, never a 500."""
+    if not timestamp or not signature:
+        return "no X-Slack-Signature or X-Slack-Request-Timestamp header"
+    try:
+        if verifier.is_valid(body, timestamp, signature):
+            return None
+    except UnicodeDecodeError:
+        return "a body that is not UTF-8"
+    except ValueError:
+        return "an X-Slack-Request-Timestamp that is not a number"
+    except TypeError:
+        return "an X-Slack-Signature that is not ASCII"
+    return "a signature that does not match (wrong SLACK_SIGNING_SECRET, clock over 5 minutes off, or forged)"
+
+
 def events_handler(slack: SlackApp) -> Callable[[web.Request], Awaitable[web.Response]]:
+    def refuse(request: web.Request, status: int, why: str) -> web.Response:
+        # One short line and a count per refused request: anyone can POST to a public URL, so no traceback, no body.
+        log.warning("slack: refused a request to %s (%d): %s", request.path, status, why)
+        slack.bot.observers.error("bad_request", PLATFORM)
+        return web.Response(status=status, text="not a Slack request" if status == 400 else "invalid signature")
+
     async def handle(request: web.Request) -> web.Response:
         try:
+            raw = await request.read()
+        except web.HTTPRequestEntityTooLarge:  # over aiohttp's client_max_size (1 MB): refused before it is read
+            refuse(request, 413, "a body over the size limit")
+            raise
+        if slack.verifier is not None:
+            problem = signature_problem(slack.verifier, raw, request.headers.get("X-Slack-Request-Timestamp"),
+                                        request.headers.get("X-Slack-Signature"))
+            if problem is not None:
+                # "Invalid request signature detected" as Bolt words it, so an alert on Bolt's line still fires.
+                return refuse(request, 401, f"Invalid request signature detected: {problem}")
+        try:
             bolt_request = await to_bolt_request(request)
-        except (ValueError, AttributeError, TypeError) as exc:
-            # Bolt parses the body before it checks the signature: a body that is not JSON or a form (anyone can
-            # send one to a public URL) is refused here with one log line, not a 500 and a traceback.
-            log.warning("slack: refused a request to %s whose body is not a Slack payload (%s)", request.path,
-                        type(exc).__name__)
-            slack.bot.observers.error("bad_request", PLATFORM)
-            return web.Response(status=400, text="not a Slack request")
+        except (ValueError, AttributeError, TypeError, LookupError, RecursionError) as exc:
+            # Bolt parses the body (json.loads in slack_bolt.request.internals.parse_body) as it builds the request:
+            # not JSON, not a form, JSON nested deeper than Python's recursion limit, an unknown charset.
+            return refuse(request, 400, f"a body that is not a Slack payload ({type(exc).__name__})")
         response = await slack.app.async_dispatch(bolt_request)
-        if response.status in (400, 401):  # a bad signature or an old timestamp (401), a payload Bolt refused
+        if response.status in (400, 401):  # a payload Bolt refused (its own signature check agrees with ours)
             slack.bot.observers.error("bad_request", PLATFORM)
         return await to_aiohttp_response(response)
     return handle

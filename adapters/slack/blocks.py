@@ -10,8 +10,10 @@ links ("+N more sources"), never dropped silently.
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit
 
 from bot.conversations import AnswerRecord
 from bot.turns import Reply
@@ -38,11 +40,35 @@ MORE_SOURCES_LIMIT = 1500  # the "+N more sources" line, kept free within the te
 MIN_QUOTE = 300  # a quote cut shorter than this says too little: that citation is listed as a link instead
 MIN_SHARE = 800  # the least room a quote block gets when many share the budget: the first ones are shown
 FALLBACK_LIMIT = 3900  # the notification / screen-reader text; Slack truncates `text` far above this
+URL_LIMIT = 1000  # a longer document URL is shown as text, not linked
 
 
 def escape(text: str) -> str:
     """The three characters Slack's mrkdwn treats as control characters; everything else is shown as is."""
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def link_url(url: str | None) -> str | None:
+    """A document's URL when it may be linked: http(s) with a host, at most URL_LIMIT characters, and none of the
+    characters that end or split Slack's `<url|label>` (`<`, `>`, `|`), whitespace, control or invisible format
+    characters (a right-to-left override can disguise where a link goes). None otherwise: the source is then named
+    as text, never linked. Knowledge-base URLs are data: a crawled page chooses its own."""
+    if not url or len(url) > URL_LIMIT or any(c in "<>|" or c.isspace() or unicodedata.category(c) in {"Cc", "Cf"}
+                                             for c in url):
+        return None
+    try:
+        parts = urlsplit(url)
+    except ValueError:  # an invalid IPv6 host, say
+        return None
+    return url if parts.scheme.lower() in {"http", "https"} and parts.hostname else None
+
+
+def mrkdwn_link(url: str | None, label: str) -> str:
+    """`<url|label>` for mrkdwn when the URL may be linked (link_url), else the label alone as text. The label is
+    escaped (&, <, > as Slack asks), kept on one line, and its `|` shown as `¦` so nothing in it reads as markup."""
+    shown = escape(" ".join(label.split())).replace("|", "¦")
+    safe = link_url(url)
+    return f"<{escape(safe)}|{shown}>" if safe else shown
 
 
 def _mrkdwn(text: str) -> str:
@@ -69,8 +95,14 @@ def split_text(text: str, limit: int = SECTION_LIMIT) -> list[str]:
     return pieces
 
 
+def _mrkdwn_text(text: str) -> Block:
+    """A mrkdwn text object. verbatim: Slack does not turn the words into links, channel names or mentions by itself
+    (document and user text are data); only the `<url|label>` links built here link."""
+    return {"type": "mrkdwn", "text": text, "verbatim": True}
+
+
 def _section(text: str) -> Block:
-    return {"type": "section", "text": {"type": "mrkdwn", "text": text}}
+    return {"type": "section", "text": _mrkdwn_text(text)}
 
 
 def _sections(escaped_text: str) -> list[Block]:
@@ -79,10 +111,6 @@ def _sections(escaped_text: str) -> list[Block]:
 
 def _trim(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[:limit - 1].rstrip() + "…"
-
-
-def _is_web_link(url: str | None) -> bool:
-    return bool(url) and str(url).startswith(("https://", "http://"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,7 +154,7 @@ def _context_line(view: AnswerView) -> Block:
     if view.standalone and " ".join(view.standalone.split()).lower() != " ".join(view.question.split()).lower():
         # A rewritten follow-up: say how it was understood, so a misunderstanding shows before it is read aloud.
         line += f" · understood as: _{escape(_trim(view.standalone, 500))}_"
-    return {"type": "context", "elements": [{"type": "mrkdwn", "text": line}]}
+    return {"type": "context", "elements": [_mrkdwn_text(line)]}
 
 
 def text_length(node: Any) -> int:
@@ -144,8 +172,9 @@ def _citation_block(citation: Citation, room: int) -> Block | None:
     words arrive verbatim (no mrkdwn escaping or interpretation)."""
     header: list[Block] = [{"type": "text", "text": f"[{citation.number}] ", "style": {"bold": True}}]
     title = _trim(citation.title or citation.doc_id, 300)
-    if _is_web_link(citation.url):
-        header.append({"type": "link", "url": citation.url, "text": title, "style": {"bold": True}})
+    url = link_url(citation.url)
+    if url:
+        header.append({"type": "link", "url": url, "text": title, "style": {"bold": True}})
     else:
         header.append({"type": "text", "text": title, "style": {"bold": True}})
     where = " › ".join(citation.heading_path)
@@ -156,9 +185,9 @@ def _citation_block(citation: Citation, room: int) -> Block | None:
     room -= text_length(header)
     quote: list[Block] = [{"type": "text", "text": citation.quote}]
     if len(citation.quote) > min(QUOTE_LIMIT, room):
-        if _is_web_link(citation.url):
+        if url:
             rest: list[Block] = [{"type": "text", "text": " "},
-                                 {"type": "link", "url": citation.url, "text": "read the rest at the source"}]
+                                 {"type": "link", "url": url, "text": "read the rest at the source"}]
         else:
             rest = [{"type": "text", "text": f" (the rest is in {citation.title or citation.doc_id})"}]
         limit = min(QUOTE_LIMIT, room - text_length(rest))
@@ -194,8 +223,7 @@ def _more_sources(rest: list[Citation]) -> Block:
     head = f"+{len(rest)} more source{'s' if len(rest) != 1 else ''}: "
     parts: list[str] = []
     for c in rest:
-        label = escape(_trim(f"[{c.number}] {c.title or c.doc_id}", 150)).replace("|", "¦")
-        parts.append(f"<{c.url}|{label}>" if _is_web_link(c.url) and len(c.url or "") < 1000 else label)
+        parts.append(mrkdwn_link(c.url, _trim(f"[{c.number}] {c.title or c.doc_id}", 150)))
     text = head
     for i, part in enumerate(parts):
         candidate = text + (", " if i else "") + part
