@@ -12,7 +12,9 @@ import hashlib
 import hmac
 import json
 import logging
+import os
 import re
+import subprocess
 import threading
 import time
 import uuid
@@ -32,9 +34,11 @@ from adapters.slack.blocks import (
     VIEW_REASON,
     AnswerView,
     answer_message,
+    feedback_confirmation,
     link_url,
     mrkdwn_link,
     plain_message,
+    reason_modal,
 )
 from benchmarks.serve_harness import SECRET as SERVE_SECRET
 from benchmarks.serve_harness import ServeHarness
@@ -390,3 +394,32 @@ def test_navibot_serve_refuses_the_attacks_without_a_traceback(demo_store: Path,
     log = harness.log_path.read_text()
     assert "Traceback" not in log and "RecursionError" not in log.replace("(RecursionError)", "")
     assert log.count("slack: refused a request to /slack/events") == len(attacks)
+
+
+# --- the official Block Kit types ---------------------------------------------------------------------------------
+
+SLACK_TYPES_DIR = os.environ.get("NAVIBOT_SLACK_TYPES_DIR", "")
+
+
+@pytest.mark.skipif(not (Path(SLACK_TYPES_DIR) / "node_modules" / "@slack" / "types").is_dir(),
+                    reason="set NAVIBOT_SLACK_TYPES_DIR to a folder where `npm install typescript @slack/types` ran")
+def test_generated_block_kit_type_checks_against_the_official_slack_types(tmp_path: Path) -> None:
+    """Every kind of message and the modal, malicious citations included, as TypeScript literals typed with
+    @slack/types (KnownBlock[], ModalView): `tsc --strict --noEmit` refuses an unknown block, field or value."""
+    citations = [evil_citation(i + 1, EVIL_URLS[i % len(EVIL_URLS)]) for i in range(60)]
+    view = AnswerView("a1", "The allowance is paid <!here> monthly [1].", "concise", citations, "q", "other q")
+    messages = [answer_message(view), answer_message(view, expanded=True), plain_message("Hello <!here>"),
+                feedback_confirmation(False, "a1"), feedback_confirmation(True, "a1")]
+    lines = ['import type { KnownBlock, ModalView } from "@slack/types";']
+    lines += [f"export const message{i}: KnownBlock[] = {json.dumps(m.blocks)};" for i, m in enumerate(messages)]
+    lines.append(f"export const modal: ModalView = {json.dumps(reason_modal(json.dumps({'answer_id': 'a1'}), 2000))};")
+    source = Path(SLACK_TYPES_DIR) / f"navibot_blocks_{uuid.uuid4().hex[:8]}.ts"
+    source.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    try:
+        tsc = Path(SLACK_TYPES_DIR) / "node_modules" / ".bin" / "tsc"
+        done = subprocess.run([str(tsc), "--strict", "--noEmit", "--target", "es2022", "--module", "nodenext",
+                               str(source)], cwd=SLACK_TYPES_DIR, capture_output=True, text=True, timeout=300,
+                              check=False)
+    finally:
+        source.unlink()
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
