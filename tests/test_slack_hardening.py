@@ -356,6 +356,19 @@ def test_a_malicious_document_and_a_malicious_command_post_no_mention_and_no_dis
     assert "&lt;!channel&gt;" in response["text"], "shown as the user typed it, as text"
 
 
+def test_slash_ask_mentions_only_a_real_user_id(hardened: tuple[Harness, Metrics]) -> None:
+    """`/navibot ask` posts "<@user> asked: ..." in the channel: a user id that is not one (Slack never sends such,
+    but the field is echoed into mrkdwn) is not written into the markup."""
+    harness, _ = hardened
+    for user, expected in [("U0FRAN", "<@U0FRAN> asked: "), ("U0X>|<!channel", "Someone asked: "),
+                           ("<!here>", "Someone asked: ")]:
+        ch = "C" + uuid.uuid4().hex[:9].upper()
+        harness.command(ch, user, "ask Can college students get SNAP?")
+        question = harness.run(harness.fake.wait_for("chat.postMessage", 1, ch))[0]
+        assert question.args["text"].startswith(expected) and "<!" not in question.args["text"]
+        harness.run(harness.fake.wait_for("chat.postMessage", 2, ch))  # the answer, before the next one
+
+
 def test_plain_replies_are_escaped_and_verbatim() -> None:
     message = plain_message("I don't know the mood '<!here>' or <https://evil.example|this>.")
     assert_inert(message.blocks, message.text)
