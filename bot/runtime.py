@@ -28,6 +28,7 @@ from bot.turns import Reply, Turn
 from rag.chunking import Chunker
 from rag.embedding import Embedder
 from rag.engine import Engine
+from rag.glossary import Glossary
 from rag.ingest import Ingestor
 from rag.moods import MoodBook
 from rag.retrieve import Retriever
@@ -48,6 +49,7 @@ class Core:
 
 
 def build_core(settings: Settings, store_path: Path | None = None) -> Core:
+    glossary = Glossary(settings.glossary_file)  # read first: a broken glossary file is reported before the store opens
     store = open_knowledge_store(settings, store_path)
     try:
         embedder = make_embedder(settings)
@@ -60,7 +62,7 @@ def build_core(settings: Settings, store_path: Path | None = None) -> Core:
         store=store,
         embedder=embedder,
         ingestor=Ingestor(store, embedder, Chunker(settings.chunk_max_words)),
-        retriever=Retriever(store, embedder, candidates=settings.candidates),
+        retriever=Retriever(store, embedder, candidates=settings.candidates, glossary=glossary),
     )
 
 

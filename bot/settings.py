@@ -41,6 +41,9 @@ class Settings(ProviderSettings, MongoSettings, ServerSettings):
                                             "for the offline (extractive) answer; below it the bot says it could "
                                             "not find the answer. Gemini judges relevance itself.")
     moods_file: Path | None = Field(default=None, description="TOML file of extra or changed moods.")
+    glossary_file: Path | None = Field(default=None,
+                                       description="TOML file of an agency's own acronyms, program names and words, "
+                                                   "merged over the bundled glossary (rag/data/glossary.toml).")
 
     @field_validator("data_dir", mode="after")
     @classmethod
