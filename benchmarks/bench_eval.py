@@ -1,10 +1,12 @@
-"""Retrieval quality on the shared doc2dial set with the embedded default; writes benchmarks/RESULTS.md.
+"""Retrieval and answer quality with the embedded default; writes benchmarks/RESULTS.md.
 
-    python benchmarks/bench_eval.py            # needs ../shared/eval/doc2dial next to the repository
+    python benchmarks/bench_eval.py                  # doc2dial: needs ../shared/eval/doc2dial next to the repository
+    python benchmarks/bench_eval.py --set cfr273     # navigator questions over 7 CFR 273 (../shared/eval/cfr273-dev)
 """
 
 from __future__ import annotations
 
+import argparse
 import platform
 import subprocess
 import sys
@@ -17,22 +19,78 @@ from benchmarks.results_file import write_section
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO.parent / "shared" / "eval" / "doc2dial"
+CFR_QUESTIONS = REPO.parent / "shared" / "eval" / "cfr273-dev" / "questions.jsonl"
+CFR_CORPUS = REPO.parent / "shared" / "corpus" / "snap" / "7-cfr-273.md"
+
+# Measured once on the code as it was before issue 16's work (commit f29c95d), with this evaluation applied to it.
+CFR_BASELINE = """| turns (answerable) | n | section R@1 | R@3 | R@5 | MRR@10 | paragraph hit@3 |
+|---|---|---|---|---|---|---|
+| first turns | 90 | 0.578 | 0.756 | 0.844 | 0.685 | 0.344 |
+| follow-ups | 15 | 0.600 | 0.800 | 0.867 | 0.723 | 0.400 |
+| follow-ups, question alone | 15 | 0.333 | 0.533 | 0.667 | 0.474 | 0.533 |
+| all | 105 | 0.581 | 0.762 | 0.848 | 0.690 | 0.352 |
+
+| turns | answerable | cite a gold paragraph | citation precision | refused (answerable) | unanswerable | refused (unanswerable) |
+|---|---|---|---|---|---|---|
+| first turns | 90 | 0.044 | 0.143 | 0.689 | 15 | 0.667 |
+| follow-ups | 15 | 0.067 | 0.167 | 0.600 | 0 | 0.000 |
+| all | 105 | 0.048 | 0.147 | 0.676 | 15 | 0.667 |"""
 
 
-def main() -> int:
+def _eval(corpus: Path, questions: Path) -> tuple[int, str]:
+    """Run `navibot eval` in a fresh data folder; (exit code, the printed tables or the error)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        cmd = [sys.executable, "-m", "bot.cli", "eval", "--corpus", str(corpus), "--questions", str(questions),
+               "--out", str(Path(tmp) / "results.jsonl")]
+        run = subprocess.run(cmd, check=False, capture_output=True, text=True, cwd=REPO,
+                             env={"NAVIBOT_DATA_DIR": tmp, "PATH": "/usr/bin:/bin"})
+    if run.returncode != 0:
+        return run.returncode, run.stderr
+    return 0, run.stdout.split("\nwrote ")[0].strip()
+
+
+def cfr273() -> int:
+    if not CFR_QUESTIONS.exists() or not CFR_CORPUS.exists():
+        print(f"cfr273-dev files not found ({CFR_QUESTIONS}, {CFR_CORPUS})", file=sys.stderr)
+        return 2
+    code, table = _eval(CFR_CORPUS, CFR_QUESTIONS)
+    if code != 0:
+        print(table, file=sys.stderr)
+        return code
+    print(table)
+    write_section("bench_eval_cfr273", f"""## Navigator questions over 7 CFR 273 (embedded default, `--set cfr273`)
+
+Measured {datetime.now(UTC):%Y-%m-%d %H:%M} UTC, Python {platform.python_version()}, with
+`navibot eval --corpus ../shared/corpus/snap/7-cfr-273.md --questions ../shared/eval/cfr273-dev/questions.jsonl
+--out results.jsonl` (rerun: `python benchmarks/bench_eval.py --set cfr273`): 120 questions (90 first turns,
+15 follow-ups, 15 unanswerable), only the regulation ingested. Section R@k: a top-k chunk is in the gold
+section; paragraph hit@3: one of the 3 best paragraphs (`rag/paragraphs.py`) is in the gold section at a gold
+path, its parent or under it; "cite a gold paragraph": share of answerable questions whose answer cites a
+paragraph at or under a gold path (a refusal counts as a miss); citation precision over all citations of
+answered answerable questions. Sections and paths are read from each paragraph's heading path
+(`rag/legal_location.py`). "Follow-ups, question alone" searches the follow-up without its history.
+
+{table}
+
+Before issue 16 (commit f29c95d, the earlier chunker and answerer, measured with this same evaluation):
+
+{CFR_BASELINE}
+
+Targets: first-turn section R@3 >= 0.90 and paragraph hit@3 >= 0.75; answerable questions citing a gold
+paragraph >= 0.70; refused >= 0.80 of unanswerable and <= 0.15 of answerable.
+""")
+    return 0
+
+
+def doc2dial() -> int:
     corpus, questions = DATA / "corpus.jsonl", DATA / "questions.jsonl"
     if not corpus.exists() or not questions.exists():
         print(f"doc2dial files not found under {DATA}", file=sys.stderr)
         return 2
-    with tempfile.TemporaryDirectory() as tmp:
-        cmd = [sys.executable, "-m", "bot.cli", "eval", "--corpus", str(corpus), "--questions", str(questions),
-               "--out", str(Path(tmp) / "results.jsonl")]
-        run = subprocess.run(cmd, check=False, capture_output=True, text=True, cwd=REPO, env={"NAVIBOT_DATA_DIR": tmp,
-                                                                                  "PATH": "/usr/bin:/bin"})
-    if run.returncode != 0:
-        print(run.stderr, file=sys.stderr)
-        return run.returncode
-    table = run.stdout.split("\nwrote ")[0].strip()
+    code, table = _eval(corpus, questions)
+    if code != 0:
+        print(table, file=sys.stderr)
+        return code
     print(table)
     write_section("bench_eval", f"""## Retrieval quality on doc2dial (embedded default)
 
@@ -58,6 +116,14 @@ The no-answer rate counts answerable questions refused (doc2dial
 has no unanswerable ones; the threshold is calibrated in the bench_answers section).
 """)
     return 0
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--set", choices=["doc2dial", "cfr273", "all"], default="doc2dial")
+    args = parser.parse_args()
+    runs = {"doc2dial": [doc2dial], "cfr273": [cfr273], "all": [doc2dial, cfr273]}[args.set]
+    return max(run() for run in runs)
 
 
 if __name__ == "__main__":

@@ -29,8 +29,17 @@ from bot.settings import Settings
 from bot.stores import store_description
 from bot.terminal import ask, chat
 from rag.citations import Citation
-from rag.evaluation import EvalTurn, evaluate, ranked_doc_ids, read_questions, squash
+from rag.evaluation import (
+    EvalTurn,
+    evaluate,
+    evaluate_sections,
+    is_section_set,
+    ranked_doc_ids,
+    read_questions,
+    squash,
+)
 from rag.moods import MoodBook, MoodFileError
+from rag.paragraphs import rank_paragraphs
 from rag.rewrite import exchanges_from_messages, with_standalones
 from rag.store import EmbeddingMismatch
 
@@ -148,13 +157,18 @@ def _corpus_texts(path: Path) -> dict[str, str]:
 
 
 def cmd_eval(args: argparse.Namespace, settings: Settings) -> int:
-    for path in (args.corpus, args.questions):
-        if path and not path.is_file():
-            raise UserError(f"{path}: no such file")
+    if not args.questions.is_file():
+        raise UserError(f"{args.questions}: no such file")
+    if args.corpus and not args.corpus.exists():
+        raise UserError(f"{args.corpus}: no such file or folder")
     try:
         questions = read_questions(args.questions)
+        sectioned = is_section_set(questions)
     except ValueError as exc:
         raise UserError(str(exc)) from exc
+    # A JSONL corpus is checked for verbatim quotes against its own text; any other (Markdown, a folder) against
+    # the stored paragraphs.
+    jsonl_corpus = args.corpus is not None and args.corpus.is_file() and args.corpus.suffix.lower() == ".jsonl"
     with tempfile.TemporaryDirectory(prefix="navibot-eval-") as tmp:
         store = args.store or Path(tmp) / "eval.sqlite3"
         core = build_core(settings, store)
@@ -170,29 +184,36 @@ def cmd_eval(args: argparse.Namespace, settings: Settings) -> int:
             total = core.store.counts()["chunks"]
             engine = build_engine(core)
             mood = MoodBook(settings.moods_file).resolve(None)  # answers are evaluated in the default mood
-            sources = _corpus_texts(args.corpus) if args.corpus else {}
+            sources = _corpus_texts(args.corpus) if jsonl_corpus else {}
 
             def is_verbatim(citation: Citation) -> bool:
                 """Checked against the corpus file itself when given, else against the stored paragraph."""
-                if args.corpus:
+                if jsonl_corpus:
                     return squash(citation.quote) in sources.get(citation.doc_id, "")
                 chunks = core.store.get_chunks([citation.chunk_id])
                 return any(s.sub_id == citation.sub_id and s.text == citation.quote
                            for c in chunks for s in c.subchunks)
 
-            def run(question: str, history: list[dict[str, str]]) -> EvalTurn:
-                # Deepen until the ranking names at least 10 documents (or the store has no more chunks).
-                depth = max(args.depth, 10)
+            def run(question: str, history: list[dict[str, str] | str]) -> EvalTurn:
+                # Deepen until the ranking names at least 10 documents (or the store has no more chunks); a
+                # section-gold set ranks chunks (MRR@10), so 10 are enough.
+                depth = max(args.depth, 10) if not sectioned else max(10, settings.top_k)
                 exchanges = with_standalones(engine.rewriter, exchanges_from_messages(history))
                 while True:
                     rewrite, hits = engine.rewrite_and_retrieve(question, exchanges, k=depth)
-                    if len(ranked_doc_ids(hits)) >= 10 or depth >= total:
+                    if sectioned or len(ranked_doc_ids(hits)) >= 10 or depth >= total:
                         break
                     depth *= 4
                 outcome = engine.compose(question, exchanges, rewrite, hits, mood)
-                return EvalTurn(hits, rewrite.standalone, outcome.text, outcome.kind != "answer", outcome.citations)
+                paragraphs = [p.sub for p in rank_paragraphs(rewrite.standalone, hits, core.embedder)]
+                return EvalTurn(hits, rewrite.standalone, outcome.text, outcome.kind != "answer", outcome.citations,
+                                paragraphs)
 
-            report = evaluate(questions, run, args.out, is_verbatim)
+            try:
+                report = (evaluate_sections(questions, run, args.out) if sectioned
+                          else evaluate(questions, run, args.out, is_verbatim))
+            except ValueError as exc:  # a gold label that is not a paragraph path
+                raise UserError(str(exc)) from exc
         finally:
             core.close()
     print(report.table())
@@ -224,8 +245,10 @@ def build_parser() -> argparse.ArgumentParser:
     search.add_argument("--store", type=Path)
     search.set_defaults(func=cmd_search)
 
-    ev = sub.add_parser("eval", help="measure retrieval and answers on labelled questions (doc2dial format)")
-    ev.add_argument("--corpus", type=Path, help="JSONL corpus, ingested into a fresh store")
+    ev = sub.add_parser("eval", help="measure retrieval and answers on labelled questions (doc2dial format, or "
+                                     "section-level gold: gold_section, gold_paths, answerable)")
+    ev.add_argument("--corpus", type=Path, help="corpus ingested into a fresh store: JSONL, Markdown/HTML/PDF/text "
+                                                "file, or a folder")
     ev.add_argument("--questions", type=Path, required=True)
     ev.add_argument("--out", type=Path, required=True, help="JSONL results, one line per question")
     ev.add_argument("--store", type=Path, help="use this store (ingested into when --corpus is also given)")

@@ -176,10 +176,14 @@ class CachedTitles:
         return self._cached
 
 
-def exchanges_from_messages(messages: Sequence[dict[str, str]]) -> list[Exchange]:
-    """doc2dial-style history ([{role, text}, ...]) as exchanges: each user turn with the reply that followed."""
+def exchanges_from_messages(messages: Sequence[dict[str, str] | str]) -> list[Exchange]:
+    """doc2dial-style history ([{role, text}, ...]) as exchanges: each user turn with the reply that followed.
+    A plain string is a user turn whose reply is not known (a question set that keeps only the user's turns)."""
     out: list[Exchange] = []
     for message in messages:
+        if isinstance(message, str):
+            out.append(Exchange(message))
+            continue
         text = str(message.get("text") or "")
         if message.get("role") == "user":
             out.append(Exchange(text))

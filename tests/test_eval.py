@@ -158,3 +158,166 @@ def test_eval_can_use_an_existing_store(tmp_path: Path, kb: Path, capsys: pytest
     empty = tmp_path / "empty.sqlite3"
     assert main(["eval", "--store", str(empty), "--questions", str(questions), "--out", str(out)]) == 2
     assert "nothing to search" in capsys.readouterr().err
+
+
+# --- Section-level gold (a regulation) ------------------------------------------------------------------------
+
+from rag.evaluation import SectionGold, evaluate_sections  # noqa: E402
+from rag.legal_location import location, near, parse_path  # noqa: E402
+
+PART = ["Subpart A—General Rules"]
+
+
+def test_location_reads_both_heading_path_styles() -> None:
+    # labels each in their own element (the sequence-resolving chunker)
+    assert location([*PART, "§ 273.5 Students.", "(b) Exemptions", "(5)", "(i) Work study"]) == \
+        ("273.5", ("b", "5", "i"))
+    # a paragraph without its own label element sits at its parent's path (the earlier chunker)
+    assert location([*PART, "§ 273.1 Household concept.", "(b) Special household requirements",
+                     "(1) Required household combinations"]) == ("273.1", ("b", "1"))
+    # run-in labels in one element; text after the labels (and a label quoted inside it) is ignored
+    assert location(["§ 273.8 Resource eligibility standards.", "(e)(2)(i) See paragraph (h)(1)"]) == \
+        ("273.8", ("e", "2", "i"))
+    assert location(["Authority"]) == ("", ())
+    assert location(["Subpart B", "§ 273.11 Action on households.", "(c)"])[0] == "273.11"
+
+
+def test_paragraph_paths_compare_label_by_label() -> None:
+    gold = parse_path("(b)(5)")
+    assert near(("b", "5"), gold) and near(("b", "5", "i"), gold) and near(("b",), gold)  # itself, child, parent
+    assert not near(("b", "50"), gold) and not near(("b", "6"), gold) and not near((), gold)
+    with pytest.raises(ValueError):
+        parse_path("b-5")
+
+
+def _sub(section: str, labels: str, n: int) -> SubChunk:
+    path = [f"§ {section} Heading.", *(f"({x})" for x in parse_path(labels))] if section else ["Authority"]
+    return SubChunk(f"s{n}", f"c{n}", 0, "paragraph", f"text {n}", path)
+
+
+def _section_hit(section: str, labels: str, n: int) -> SearchHit:
+    sub = _sub(section, labels, n)
+    return SearchHit(Chunk(f"c{n}", "cfr", n, "7 CFR 273", sub.heading_path[:1], [sub], text=sub.text), 1.0)
+
+
+def _cite(section: str, labels: str, n: int) -> Citation:
+    sub = _sub(section, labels, n)
+    return Citation(1, "cfr", sub.chunk_id, sub.sub_id, "7 CFR 273", sub.heading_path, None, None, sub.text)
+
+
+SECTION_QUESTIONS = [
+    {"qid": "d1", "question": "students?", "history": [], "gold_section": "273.5", "gold_paths": ["(b)(5)"],
+     "answerable": True},
+    {"qid": "d2", "question": "boarders?", "history": [], "gold_section": "273.1", "gold_paths": ["(b)(3)"],
+     "answerable": True},
+    {"qid": "d3", "question": "and a second offense?", "history": ["fraud first time"], "gold_section": "273.16",
+     "gold_paths": ["(b)(1)(ii)"], "answerable": True},
+    {"qid": "d4", "question": "office phone number?", "history": [], "gold_section": "", "gold_paths": [],
+     "answerable": False},
+    {"qid": "d5", "question": "wic?", "history": [], "gold_section": "", "gold_paths": [], "answerable": False},
+]
+# hits, answer citations (None = no answer), for each question, so every figure can be worked out on paper.
+SECTION_RUNS: dict[str, tuple[list[tuple[str, str]], list[tuple[str, str]] | None]] = {
+    # gold section at rank 1; paragraph (b)(5)(ii) is nested under the gold; one of two citations correct
+    "d1": ([("273.5", "(b)(5)(ii)"), ("273.2", "(a)"), ("273.5", "(a)")], [("273.5", "(b)(5)(i)"), ("273.2", "(a)")]),
+    # gold section at rank 4; its paragraph is a sibling; the citation is the parent of the gold: not inside it
+    "d2": ([("273.2", "(a)"), ("273.3", "(a)"), ("273.4", "(a)"), ("273.1", "(b)(2)")], [("273.1", "(b)")]),
+    # follow-up: gold section at rank 2 with the parent paragraph (a hit), refused
+    "d3": ([("273.7", "(a)"), ("273.16", "(b)(1)")], None),
+    "d4": ([("273.2", "(c)")], None),  # refused, rightly
+    "d5": ([("273.2", "(c)")], [("273.2", "(c)")]),  # answered, wrongly
+}
+ALONE = {"d3": [("273.16", "(b)(1)(ii)")]}  # the follow-up searched without its history
+
+
+def test_section_metrics_match_hand_computed_values(tmp_path: Path) -> None:
+    def run(question: str, history: list[str]) -> EvalTurn:
+        qid = next(q["qid"] for q in SECTION_QUESTIONS if q["question"] == question)
+        hits_spec, cites_spec = SECTION_RUNS[qid]
+        if qid in ALONE and not history:
+            hits_spec = ALONE[qid]
+        else:
+            assert history == next(q["history"] for q in SECTION_QUESTIONS if q["qid"] == qid)
+        hits = [_section_hit(s, p, i) for i, (s, p) in enumerate(hits_spec)]
+        cites = [_cite(s, p, 100 + i) for i, (s, p) in enumerate(cites_spec or [])]
+        return EvalTurn(hits, question, "x" if cites_spec else "", cites_spec is None, cites)
+
+    report = evaluate_sections(SECTION_QUESTIONS, run, tmp_path / "out.jsonl").as_dict()
+    assert report["retrieval"]["first turns"] == pytest.approx(
+        {"n": 2, "recall@1": 0.5, "recall@3": 0.5, "recall@5": 1.0, "mrr@10": (1 + 1 / 4) / 2,
+         "paragraph_hit@3": 0.5})  # d2's paragraph is rank 4 and a sibling anyway
+    assert report["retrieval"]["follow-ups"] == pytest.approx(
+        {"n": 1, "recall@1": 0.0, "recall@3": 1.0, "recall@5": 1.0, "mrr@10": 0.5, "paragraph_hit@3": 1.0})
+    assert report["retrieval"]["follow-ups, question alone"]["recall@1"] == 1.0
+    assert report["answers"]["first turns"] == pytest.approx(
+        {"answerable": 2, "cites_gold": 0.5, "citation_precision": 1 / 3, "refused_answerable": 0.0,
+         "unanswerable": 2, "refused_unanswerable": 0.5})
+    assert report["answers"]["follow-ups"]["refused_answerable"] == 1.0
+    assert report["answers"]["all"]["answerable"] == 3
+    lines = [json.loads(x) for x in (tmp_path / "out.jsonl").read_text().splitlines()]
+    assert lines[0]["citations"][0]["where"] == "273.5(b)(5)(i)" and lines[0]["citations"][0]["correct"] is True
+    assert lines[1]["section_rank"] == 4 and lines[3]["section_rank"] is None
+
+
+def test_section_gold_is_checked() -> None:
+    with pytest.raises(ValueError, match="q9"):
+        SectionGold.of({"qid": "q9", "gold_section": "273.1", "gold_paths": ["b5"], "answerable": True})
+    with pytest.raises(ValueError, match="needs 'gold_section'"):
+        SectionGold.of({"qid": "q9", "gold_section": "", "answerable": True})
+
+
+REGULATION = """# PART 999—TEST BENEFITS
+
+## Subpart A—General
+
+### § 999.1 Households.
+
+(a) General. A household is people who buy and cook food together.
+
+(b) Special rules—(1) Spouses. Spouses must be in the same household.
+
+(2) Boarders. A boarder who pays a reasonable amount for meals is not a household member.
+
+### § 999.2 Students.
+
+(a) Rule. A student enrolled half time or more is not eligible unless exempt.
+
+(b) Exemptions. A student is exempt if the student:
+
+(1) Is under 18;
+
+(2) Works at least 20 hours a week for pay;
+
+(3) Gets work study.
+"""
+
+
+def test_eval_command_on_a_markdown_regulation(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    corpus = write(tmp_path / "reg" / "999.md", REGULATION)
+    questions = write(tmp_path / "q.jsonl", "".join(json.dumps(q) + "\n" for q in [
+        {"qid": "1", "question": "is a student who works 20 hours a week for pay exempt?", "history": [],
+         "gold_section": "999.2", "gold_paths": ["(b)(2)"], "answerable": True},
+        {"qid": "2", "question": "what about work study?", "history": ["is a student exempt?"],
+         "gold_section": "999.2", "gold_paths": ["(b)(3)"], "answerable": True},
+        {"qid": "3", "question": "what is the phone number of the county office?", "history": [],
+         "gold_section": "", "gold_paths": [], "answerable": False},
+    ]))
+    out = tmp_path / "r.jsonl"
+    # a folder corpus, ingested by the normal ingest path
+    assert main(["eval", "--corpus", str(corpus.parent), "--questions", str(questions), "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "| first turns | 1 | 1.000 | 1.000 | 1.000 | 1.000 |" in printed
+    assert "paragraph hit@3" in printed and "refused (unanswerable)" in printed
+    lines = [json.loads(x) for x in out.read_text().splitlines()]
+    assert "999.2" in lines[0]["sections"][0]  # a small file's sections are packed into one chunk
+    assert "999.2(b)(2)" in lines[0]["paragraphs"][:3]
+    assert lines[1]["standalone"].startswith("is a student exempt?")  # plain-string history was used
+
+
+def test_eval_command_reports_a_bad_gold_path(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    corpus = write(tmp_path / "999.md", REGULATION)
+    questions = write(tmp_path / "q.jsonl", json.dumps(
+        {"qid": "x1", "question": "q", "gold_section": "999.1", "gold_paths": ["b.2"], "answerable": True}) + "\n")
+    assert main(["eval", "--corpus", str(corpus), "--questions", str(questions),
+                 "--out", str(tmp_path / "o.jsonl")]) == 2
+    assert "x1: not a paragraph path: 'b.2'" in capsys.readouterr().err

@@ -1,0 +1,68 @@
+"""Paragraphs (sub-chunks) of the retrieved sections, best first: what a navigator would quote.
+
+Retrieval ranks sections; a long regulation section holds dozens of paragraphs, and the one that answers is
+rarely the first. Each paragraph of the best few sections is ranked by BM25 of the question over its own
+headings and text (document frequencies over the candidates) and by vector similarity, and the two rankings
+are fused with the section's own rank, so a strong paragraph of the second section can beat a weak one of the
+first.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from rag.bm25 import bm25_scores, query_stems, stemmed
+from rag.embedding import Embedder
+from rag.models import SearchHit, SubChunk
+from rag.retrieve import reciprocal_rank_fusion
+
+SECTIONS_READ = 5
+RRF_K = 5
+# The section's rank counts as a third ranking, lighter than the paragraph's own two.
+SECTION_WEIGHT = 0.5
+
+
+@dataclass(frozen=True, slots=True)
+class RankedParagraph:
+    sub: SubChunk
+    section_rank: int  # rank of its section chunk among the hits, from 0
+    score: float
+
+
+def _heading(sub: SubChunk) -> str:
+    return " ".join(sub.heading_path)
+
+
+def rank_paragraphs(query: str, hits: list[SearchHit], embedder: Embedder | None = None,
+                    sections: int = SECTIONS_READ) -> list[RankedParagraph]:
+    """The paragraphs (not tables) of the top `sections` hits, best first."""
+    subs = [(rank, sub) for rank, hit in enumerate(hits[:sections]) for sub in hit.chunk.subchunks
+            if sub.text.strip()]
+    if not subs:
+        return []
+    ids = [sub.sub_id for _, sub in subs]
+    terms = query_stems(query)
+    fields = [(stemmed(_heading(sub)), stemmed(sub.text)) for _, sub in subs]
+    df: dict[str, int] = {}
+    for head, body in fields:
+        for term in set(head) | set(body):
+            df[term] = df.get(term, 0) + 1
+    avg_len = sum(len(h) + len(b) for h, b in fields) / len(fields)
+    lexical = bm25_scores(terms, fields, df, len(fields), avg_len, weights=(1.0, 1.0))
+    rankings = [[ids[i] for i in np.argsort(-lexical, kind="stable") if lexical[i] > 0]]
+    weights = [1.0]
+    if embedder is not None:
+        try:
+            vectors = embedder.embed_documents([f"{_heading(sub)}\n{sub.text}" for _, sub in subs])
+            sims = vectors @ np.asarray(embedder.embed_query(query), dtype=np.float32)
+            rankings.append([ids[i] for i in np.argsort(-sims, kind="stable")])
+            weights.append(1.0)
+        except Exception:  # noqa: BLE001 - a failing embedder leaves the lexical and section order
+            pass
+    rankings.append(ids)  # section order, then reading order
+    weights.append(SECTION_WEIGHT)
+    fused = dict(reciprocal_rank_fusion(rankings, weights, k=RRF_K))
+    by_id = {sub.sub_id: (rank, sub) for rank, sub in subs}
+    return [RankedParagraph(by_id[i][1], by_id[i][0], fused[i]) for i in sorted(fused, key=lambda x: -fused[x])]
