@@ -177,9 +177,13 @@ def build_server_app(bot: Bot, settings: Settings, slack_settings: SlackSettings
     if platforms.teams:
         if platforms.teams_anonymous:
             log.warning("Teams: NAVIBOT_TEAMS_ALLOW_ANONYMOUS=true and no credentials: %s accepts UNAUTHENTICATED "
-                        "requests from anyone who can reach this port and posts replies to whatever serviceUrl "
-                        "they name. For a local test only; set %sCLIENT_ID, CLIENT_SECRET and TENANT_ID in "
-                        "production.", MESSAGES_PATH, TEAMS_PREFIX)
+                        "requests from anyone who can reach this port and posts replies to the serviceUrl they "
+                        "name (on loopback, or a host NAVIBOT_TEAMS_SERVICE_URLS lists). For a local test only; set "
+                        "%sCLIENT_ID, CLIENT_SECRET and TENANT_ID in production.", MESSAGES_PATH, TEAMS_PREFIX)
+            if any(key.startswith("teams:") for key in settings.access_groups):
+                log.warning("Teams: NAVIBOT_ACCESS_GROUPS maps Teams teams, but in anonymous mode channelData.team.id "
+                            "is whatever the request says: any caller can claim any team, so access groups protect "
+                            "nothing on Teams. Set the Teams credentials before relying on them.")
         state.teams = add_teams_routes(app, bot, teams_settings)
     app.router.add_get(HEALTH_PATH, healthz)
     app.router.add_get(METRICS_PATH, metrics)

@@ -35,7 +35,6 @@ from microsoft_agents.activity import (
 from microsoft_agents.authentication.msal import MsalConnectionManager
 from microsoft_agents.hosting.aiohttp import (
     CloudAdapter,
-    jwt_authorization_decorator,
     start_agent_process,
 )
 from microsoft_agents.hosting.core import (
@@ -45,12 +44,15 @@ from microsoft_agents.hosting.core import (
     TurnState,
 )
 from microsoft_agents.hosting.core.app import RouteRank, TypingIndicator, TypingOptions
-from microsoft_agents.hosting.core.authorization import ClaimsIdentity
+from microsoft_agents.hosting.core.authorization import AuthenticationConstants, ClaimsIdentity
 from pydantic import ValidationError
 
 from adapters.teams.cards import FEEDBACK_VERBS, answer_card, attachment, notice_card
 from adapters.teams.citations import ai_entity
+from adapters.teams.service_hosts import host_of
+from adapters.teams.service_url_policy import ServiceUrlPolicy
 from adapters.teams.settings import TeamsSettings
+from adapters.teams.token_guard import authenticated
 from bot.commands import HELP
 from bot.handler import FeedbackError
 from bot.runtime import Bot
@@ -179,11 +181,14 @@ class _QuietRefusals(logging.Filter):
 
 
 logging.getLogger("microsoft_agents.activity.activity").addFilter(_QuietRefusals())
+# The SDK's serviceUrl check logs its own warning; ours (below, with the reason) replaces it: one line per refusal.
+logging.getLogger("microsoft_agents.hosting.core._http_adapter_base").addFilter(
+    lambda record: not str(record.msg).startswith("Service URL"))
 
 
-def _refuse(reason: str) -> web.Response:
-    log.warning("teams: request refused (400): %s", reason)
-    return web.json_response({"error": reason}, status=400)
+def _refuse(reason: str, status: int = 400) -> web.Response:
+    log.warning("teams: request refused (%d): %s", status, reason)
+    return web.json_response({"error": reason}, status=status)
 
 
 def _unanswerable(activity: Activity) -> str | None:
@@ -256,7 +261,9 @@ class TeamsBot:
         self.bot = bot
         self.settings = settings
         self.connections = MsalConnectionManager(**settings.sdk_configuration())
-        self.adapter = CloudAdapter(connection_manager=self.connections)
+        # The SDK checks each activity's serviceUrl against the token through this validator (see its module).
+        self.service_urls = ServiceUrlPolicy(settings.allowed_service_hosts, settings.anonymous)
+        self.adapter = CloudAdapter(connection_manager=self.connections, host_validator=self.service_urls)
         self.adapter.on_turn_error = self._on_adapter_error
         self._pending: set[asyncio.Task[Any]] = set()
         # Turn state is not used (history, moods and feedback live in the bot's stores): TurnState() keeps only
@@ -297,15 +304,32 @@ class TeamsBot:
             _REFUSING.reset(token)
         if problem := _unanswerable(activity):
             return _refuse(problem)
+        claims = request.get("claims_identity") or ClaimsIdentity()
+        if problem := self.service_url_refusal(claims, activity):
+            return _refuse(problem, 401)  # before anything runs: no typing indicator, no token sent anywhere
         if activity.type == ActivityTypes.message and activity.delivery_mode != DeliveryModes.expect_replies:
             # Acknowledge at once and answer in the background: the Bot Connector gives up (and redelivers) after
             # 15 s, and an answer from a language model can take most of that. The reply goes out through the
             # connector either way; an invoke (a card button) needs its answer in this response, so it waits.
-            claims = request.get("claims_identity") or ClaimsIdentity()
             self._spawn(self.adapter.process_activity(claims, activity, self.app.on_turn), activity)
             return web.Response(status=202)
         response = await start_agent_process(request, self.app, self.adapter)
         return response if response is not None else web.Response(status=202)
+
+    def service_url_refusal(self, claims: ClaimsIdentity, activity: Activity) -> str | None:
+        """Why the bot must not post to this activity's serviceUrl, or None. The SDK's own check decides (the one
+        `CloudAdapter.process` runs, which the background path would skip): a token's `serviceurl` claim must name
+        the activity's host; our validator adds the host rules (adapters/teams/service_url_policy.py)."""
+        url = activity.service_url
+        claimed = claims.get_claim_value(AuthenticationConstants.SERVICE_URL_CLAIM)
+        if not self.adapter._validate_service_url(claims, activity):  # noqa: SLF001 - the SDK's check, not a copy
+            if url and (reason := self.service_urls.refusal(url)):
+                return reason
+            return (f"serviceUrl host {host_of(url or '')!r} is not the one the token vouches for "
+                    f"({host_of(str(claimed)) if claimed else None!r})")
+        if url and not self.settings.anonymous and not claimed:
+            return self.service_urls.unvouched_refusal(url)
+        return None
 
     def _spawn(self, work: Coroutine[Any, Any, Any], activity: Activity) -> None:
         task = asyncio.create_task(work)
@@ -449,7 +473,8 @@ TEAMS_BOT = web.AppKey("navibot_teams_bot", TeamsBot)
 
 def _counting_refusals(handler: Callable[[web.Request], Awaitable[web.StreamResponse]],
                        bot: Bot) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:
-    """Malformed (400) and unauthenticated (401, from the SDK's JWT check) requests, counted for the metrics."""
+    """Malformed (400) and unauthenticated (401: the SDK's JWT check, the token guard, a serviceUrl the token does
+    not vouch for) requests, counted for the metrics."""
 
     async def counted(request: web.Request) -> web.StreamResponse:
         response = await handler(request)
@@ -476,7 +501,7 @@ def add_teams_routes(app: web.Application, bot: Bot, settings: TeamsSettings,
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             app["agent_configuration"] = teams.auth_configuration
-        handler = jwt_authorization_decorator(handler)
+        handler = authenticated(handler, _refuse)  # the SDK's JWT check; a token it cannot read is a 401
     bot.warn_if_empty(store_description(bot.core.settings))
     app.router.add_post(path, _counting_refusals(handler, bot))
     app[TEAMS_BOT] = teams

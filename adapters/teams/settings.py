@@ -11,9 +11,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from pydantic import Field, SecretStr, ValidationError, model_validator
+from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from adapters.teams.service_hosts import parse_allow_list
 from bot.errors import UserError
 
 ENV_PREFIX = "NAVIBOT_TEAMS_"
@@ -33,8 +34,14 @@ class TeamsSettings(BaseSettings):
     port: int = Field(default=3978, ge=1, le=65535, description="Port of `navibot teams` (POST /api/messages).")
     allow_anonymous: bool = Field(
         default=False, description="`navibot serve` only: mount Teams without credentials (local anonymous mode). "
-                                   "Anonymous mode answers anyone who reaches the port and posts to any serviceUrl "
-                                   "a request names, and serve listens on 0.0.0.0: for a local test only.")
+                                   "Anonymous mode answers anyone who reaches the port and posts to the serviceUrl "
+                                   "a request names (loopback, or a host NAVIBOT_TEAMS_SERVICE_URLS lists), and "
+                                   "serve listens on 0.0.0.0: for a local test only.")
+    service_urls: str = Field(
+        default="", description="Comma-separated hosts (or URLs) the bot may post replies to besides the usual "
+                                "ones: in anonymous mode serviceUrl must be on loopback or listed here; with "
+                                "credentials, an activity whose token names no serviceUrl must be on a Microsoft host or a "
+                                "listed one. Link-local and cloud metadata addresses are refused even if listed.")
 
     # The app package (`navibot teams package`); none of these are needed to run the bot.
     app_id: str = Field(default="", description="Teams app id (a GUID of your choosing, stable across versions). "
@@ -47,6 +54,16 @@ class TeamsSettings(BaseSettings):
     terms_url: str = Field(default="https://github.com/navibot/navibot#license", description="Terms of use URL.")
     valid_domains: str = Field(default="", description="Comma-separated extra domains the app may open "
                                                        "(the bot itself needs none).")
+
+    @field_validator("service_urls")
+    @classmethod
+    def _service_urls(cls, value: str) -> str:
+        parse_allow_list(value)  # a bad or forbidden entry is refused at start-up, naming it
+        return value
+
+    @property
+    def allowed_service_hosts(self) -> tuple[str, ...]:
+        return parse_allow_list(self.service_urls)
 
     @model_validator(mode="after")
     def _guids(self) -> TeamsSettings:
