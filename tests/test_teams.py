@@ -70,8 +70,9 @@ class Harness:
 
 
 @asynccontextmanager
-async def running(bot: Bot, settings: TeamsSettings | None = None) -> AsyncIterator[Harness]:
-    connector = await FakeConnector().start()
+async def running(bot: Bot, settings: TeamsSettings | None = None,
+                  connector: FakeConnector | None = None) -> AsyncIterator[Harness]:
+    connector = await (connector or FakeConnector()).start()
     app = web.Application()
     add_teams_routes(app, bot, settings or TeamsSettings(_env_file=None))  # type: ignore[call-arg]
     runner = web.AppRunner(app)
@@ -112,11 +113,14 @@ def message(connector: FakeConnector, text: str, activity_id: str = "17000000000
 
 
 def card_texts(element: Any) -> list[str]:
-    """Every TextBlock text in a card (depth first)."""
+    """Every line of text in a card (depth first): a TextBlock's text, a RichTextBlock's runs joined."""
     found: list[str] = []
     if isinstance(element, dict):
         if element.get("type") == "TextBlock":
             found.append(element["text"])
+        elif element.get("type") == "RichTextBlock":
+            found.append("".join(run["text"] if isinstance(run, dict) else run for run in element["inlines"]))
+            return found
         for value in element.values():
             found.extend(card_texts(value))
     elif isinstance(element, list):
@@ -291,16 +295,19 @@ def test_mood_then_question_uses_that_mood_and_reset_forgets(bot: Bot) -> None:
             return h.connector.messages()
 
     mood, answer, reset, help_ = asyncio.run(scenario())
-    assert mood.body["text"].startswith("Mood set to kids") and not mood.cards()
+    assert card_texts(mood.cards())[0].startswith("Mood set to kids") and not mood.body.get("text")
     assert mood.reply_to_id and mood.conversation_id == ROOT
     assert any("Mood: kids." in t for t in card_texts(only_card(answer)))
     # The mood's note is its own (subtle) line under the answer, not run into it.
     body = only_card(answer)["body"]
-    assert "\n" not in body[0]["text"] and body[1]["isSubtle"] and body[1]["text"].startswith("(Offline answers")
+    (note,) = card_texts(body[1])
+    assert len(card_texts(body[0])) == 1 and note.startswith("(Offline answers")
+    assert all(run["isSubtle"] for run in body[1]["inlines"])
     assert answer.body.get("entities")
-    assert reset.body["text"].startswith("Done: I forgot this conversation's history (1 earlier question)")
-    assert "Commands:" in help_.body["text"] and help_.body["textFormat"] == "markdown"
-    assert "\n\n• `reset`" in help_.body["text"], "each line its own paragraph: Teams may join single line breaks"
+    assert card_texts(reset.cards())[0].startswith("Done: I forgot this conversation's history (1 earlier question)")
+    # Help is a card: each line its own block (Teams may join single line breaks), `code` in a monospace run.
+    assert "Commands:" in card_texts(help_.cards()) and "• reset — forget this conversation's history" in card_texts(
+        help_.cards())
 
 
 def test_follow_up_in_the_same_reply_chain_uses_history_and_other_chains_do_not(bot: Bot) -> None:
@@ -355,7 +362,7 @@ def test_installing_in_a_personal_chat_says_hello_and_other_updates_are_quiet(bo
             return await h.connector.wait_messages(1)
 
     (hello,) = asyncio.run(scenario())
-    assert hello.conversation_id == "a:1personalchat" and "Commands:" in hello.body["text"]
+    assert hello.conversation_id == "a:1personalchat" and "Commands:" in card_texts(hello.cards())
 
 
 # --- bad input and redelivery --------------------------------------------------------------------------------------
@@ -374,7 +381,7 @@ def test_the_same_activity_twice_is_answered_once(bot: Bot) -> None:
 
     replies = asyncio.run(scenario())
     assert len(replies) == 2
-    assert replies[0].cards() and "Commands:" in replies[1].body["text"]
+    assert replies[0].cards() and "Commands:" in card_texts(replies[1].cards())
 
 
 def test_concurrent_slow_turns_are_each_answered_once_and_finish_at_shutdown(bot: Bot,
@@ -419,7 +426,7 @@ def test_empty_mention_gets_help_and_a_huge_message_a_polite_error(bot: Bot) -> 
     # by the message it answers, not by its place in the list.
     replies = {call.reply_to_id: call for call in asyncio.run(scenario())}
     empty, huge = replies["e1"], replies["e2"]
-    assert "Commands:" in empty.body["text"]
+    assert "Commands:" in card_texts(empty.cards())
     error_text = card_texts(huge.cards())[0]
     assert "characters long" in error_text and "4,000" in error_text
 

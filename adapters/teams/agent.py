@@ -16,7 +16,7 @@ import re
 import uuid
 import warnings
 from collections.abc import Awaitable, Callable, Coroutine
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -26,10 +26,8 @@ from microsoft_agents.activity import (
     Activity,
     ActivityTypes,
     AdaptiveCardInvokeResponse,
-    Attachment,
     ContentTypes,
     DeliveryModes,
-    Entity,
     InvokeResponse,
 )
 from microsoft_agents.authentication.msal import MsalConnectionManager
@@ -47,8 +45,15 @@ from microsoft_agents.hosting.core.app import RouteRank, TypingIndicator, Typing
 from microsoft_agents.hosting.core.authorization import AuthenticationConstants, ClaimsIdentity
 from pydantic import ValidationError
 
-from adapters.teams.cards import FEEDBACK_VERBS, answer_card, attachment, notice_card
-from adapters.teams.citations import ai_entity
+from adapters.teams.cards import FEEDBACK_VERBS
+from adapters.teams.messages import (
+    AnswerParts,
+    answer_message,
+    answer_variants,
+    notice_message,
+    reply_activity,
+    reply_variants,
+)
 from adapters.teams.service_hosts import host_of
 from adapters.teams.service_url_policy import ServiceUrlPolicy
 from adapters.teams.settings import TeamsSettings
@@ -114,47 +119,7 @@ def turn_from_activity(activity: Activity, text: str) -> Turn:
                 user=user_id(activity), text=text, event_id=event_id, team=team_id(activity))
 
 
-def reply_activity(reply: Reply, asked: str | None = None) -> Activity:
-    """The message that carries a Reply: an answer card (with the AI label and citation entities), or text."""
-    if reply.kind in (ReplyKind.ANSWER, ReplyKind.NO_ANSWER):
-        understood = reply.standalone_question
-        if not understood or asked is None or understood.strip() == asked.strip():
-            understood = None
-        card = answer_card(reply.text, reply.citations, reply.answer_id, reply.mood, understood)
-        return answer_message(card, reply.text, reply.citations if reply.kind is ReplyKind.ANSWER else None)
-    if reply.kind is ReplyKind.ERROR:
-        return Activity(type=ActivityTypes.message, summary=_summary(reply.text),
-                        attachments=[Attachment(**_attachment_fields(notice_card(reply.text, attention=True)))])
-    return Activity(type=ActivityTypes.message, text=teams_markdown(reply.text), text_format="markdown")
-
-
-def answer_message(card: dict[str, Any], text: str, citations: list[Citation] | None) -> Activity:
-    """An answer card as a message, with the summary notifications show; with `citations` (an answer, not a
-    no-answer) also the AI label and the citation entities. Also what replaces the card after feedback: an update
-    replaces the whole message, so one without entities would lose the label and the pop-ups."""
-    entities: list[Entity] = []
-    if citations is not None:
-        # Teams ties each citation entity to its `[n]` in the text; a cited paragraph the text never marks (the
-        # citation rail keeps those, numbered last) stays in the card's quotes only.
-        entities.append(ai_entity([c for c in citations if f"[{c.number}]" in text]))
-    return Activity(type=ActivityTypes.message, attachments=[Attachment(**_attachment_fields(card))],
-                    entities=entities, summary=_summary(text))
-
-
-def teams_markdown(text: str) -> str:
-    """Teams' markdown may join single line breaks into one paragraph: every line becomes its own paragraph."""
-    return "\n\n".join(line.rstrip() for line in text.split("\n") if line.strip())
-
-
-def _attachment_fields(card: dict[str, Any]) -> dict[str, Any]:
-    fields = attachment(card)
-    return {"content_type": fields["contentType"], "content": fields["content"]}
-
-
-def _summary(text: str) -> str:
-    """What notifications show for a card message."""
-    first = text.strip().split("\n", 1)[0]
-    return first if len(first) <= 120 else first[:119] + "…"
+__all__ = ["reply_activity", "reply_variants"]  # the renderers live in adapters/teams/messages.py
 
 
 def _citations(raw: list[Any]) -> list[Citation]:
@@ -232,26 +197,30 @@ async def send_with_retry(context: TurnContext, activity: Activity) -> None:
             await asyncio.sleep(delay)
 
 
-async def send_citations_or_not(send: Callable[[Activity], Awaitable[Any]], outgoing: Activity) -> None:
-    """Sends (or updates) a message; if Teams refuses it (400) and it carries citation entities, a Teams preview
-    feature on card messages, sends it again with the AI label alone: the card keeps its own "Show quotes"."""
-    try:
-        await send(outgoing)
-    except aiohttp.ClientResponseError as exc:
-        if exc.status != 400 or not any(getattr(e, "citation", None) for e in outgoing.entities or []):
-            raise
-        log.warning("teams: the message with citation entities was refused (400: %s); sending it without them",
-                    exc.message[:200])
-        outgoing.entities = [ai_entity([])]
-        await send(outgoing)
+REFUSED_AS_TOO_BIG_OR_BAD = (400, 413)  # 413 MessageSizeTooBig; 400 e.g. citation entities on a card message
+
+
+async def send_smaller_if_refused(send: Callable[[Activity], Awaitable[Any]], variants: list[Activity]) -> None:
+    """Sends (or updates) a message: the first of `variants`; if Teams refuses it as too big (413) or malformed
+    (400; citation entities on card messages are a preview feature), the next, smaller one (messages.py: without
+    citation entities, then titles and links instead of quotes, then a list of the sources). Never silence: when
+    every variant is refused the error is raised, and the caller apologises."""
+    for attempt, outgoing in enumerate(variants):
+        try:
+            await send(outgoing)
+            return
+        except aiohttp.ClientResponseError as exc:
+            if exc.status not in REFUSED_AS_TOO_BIG_OR_BAD or attempt == len(variants) - 1:
+                raise
+            log.warning("teams: the message was refused (%d: %s); sending a smaller one (%d of %d)", exc.status,
+                        str(exc.message)[:200], attempt + 2, len(variants))
 
 
 @dataclass(slots=True)
 class FeedbackOutcome:
     card: dict[str, Any] | None  # the answer card showing the choice, or None when the rating was not saved
     message: str  # what to tell the user when there is no card
-    answer: str = ""  # the rated answer's text and citations, to rebuild its message around the card
-    citations: list[Citation] = field(default_factory=list)
+    parts: AnswerParts | None = None  # the rated answer, to rebuild its whole message around the card
 
 
 class TeamsBot:
@@ -376,8 +345,8 @@ class TeamsBot:
         # send_activity addresses the reply to the incoming activity (replyToId) in the same conversation id, so
         # in a channel it lands in the same reply chain (`;messageid=` kept).
         try:
-            await send_citations_or_not(lambda outgoing: send_with_retry(context, outgoing),
-                                        reply_activity(reply, asked=text))
+            await send_smaller_if_refused(lambda outgoing: send_with_retry(context, outgoing),
+                                          reply_variants(reply, asked=text))
         except Exception:
             self.bot.observers.error("teams_send", PLATFORM)  # for the metrics; the apology and log follow
             await self.bot.reply_not_posted(turn)  # the answer is not out: a redelivery of the activity gets it
@@ -391,8 +360,7 @@ class TeamsBot:
         me = activity.recipient.id if activity.recipient else None
         personal = bool(activity.conversation and activity.conversation.conversation_type == "personal")
         if personal and me and any(member.id == me for member in activity.members_added or []):
-            await context.send_activity(Activity(type=ActivityTypes.message, text=teams_markdown(HELP),
-                                                 text_format="markdown"))
+            await context.send_activity(notice_message(HELP))
         else:
             log.debug("teams: members added in %s", activity.conversation.id if activity.conversation else "?")
 
@@ -414,9 +382,12 @@ class TeamsBot:
         known = self.bot.moods.get(data.get("mood") if isinstance(data.get("mood"), str) else None)
         mood = known.name if known else None
         understood = record.standalone if record.standalone.strip() != record.question.strip() else None
+        # An answer always has citations (the citation rail); a no-answer has none and was sent unlabelled.
         citations = _citations(record.citations)
-        card = answer_card(record.answer, citations, answer_id, mood, understood_as=understood, feedback=helpful)
-        return FeedbackOutcome(card, "Thanks, feedback saved.", record.answer, citations)
+        parts = AnswerParts(record.answer, citations, answer_id, mood, understood, feedback=helpful,
+                            labelled=bool(citations))
+        card = answer_message(parts).attachments[0].content  # within Teams' size limit, like the message
+        return FeedbackOutcome(card, "Thanks, feedback saved.", parts)
 
     async def _on_feedback_execute(self, context: TurnContext, _state: TurnState,
                                    data: Any) -> AdaptiveCardInvokeResponse:
@@ -432,13 +403,14 @@ class TeamsBot:
         """The Action.Submit fallback: a message whose value is the button's data; the card is updated in place."""
         outcome = await self._record(context, data.get("verb") if isinstance(data, dict) else None, data)
         card_id = context.activity.reply_to_id
-        if outcome.card is not None and card_id:
-            # An answer always has citations (the citation rail); a no-answer has none and was sent unlabelled.
-            updated = answer_message(outcome.card, outcome.answer, outcome.citations or None)
-            updated.id = card_id
-            await send_citations_or_not(context.update_activity, updated)
+        if outcome.parts is not None and card_id:
+            # An update replaces the whole message: it carries the label and citation entities again.
+            variants = answer_variants(outcome.parts)
+            for updated in variants:
+                updated.id = card_id
+            await send_smaller_if_refused(context.update_activity, variants)
         else:
-            await context.send_activity(outcome.message)
+            await context.send_activity(notice_message(outcome.message))
 
     async def _on_app_error(self, context: TurnContext, error: Exception) -> None:
         await self._apologise(context, error)
@@ -462,8 +434,7 @@ class TeamsBot:
                 await context.send_activity(Activity(type=ActivityTypes.invoke_response, value=InvokeResponse(
                     status=200, body=body.model_dump(mode="json", by_alias=True, exclude_none=True))))
             elif activity.type == ActivityTypes.message:
-                await context.send_activity(Activity(type=ActivityTypes.message, attachments=[Attachment(
-                    **_attachment_fields(notice_card(apology, attention=True)))]))
+                await context.send_activity(notice_message(apology, attention=True))
         except Exception:  # noqa: BLE001 - the connector itself may be what failed; the log line stays
             log.warning("teams: could not send the apology for trace %s", trace, extra={"trace_id": trace})
 
