@@ -4,14 +4,16 @@ Platform-neutral: the bot's turn handler, `navibot ask/chat` and `navibot eval` 
 A turn's model calls share one deadline (`rag.providers.budget`); each stage that falls back to a simpler path
 (offline rewrite, lexical search, fused order, extractive answer) is logged and listed in `Outcome.fallbacks`.
 Timings are in milliseconds per stage: rewrite, retrieve, rerank (when a reranker is configured), generate, total.
+With `redact` set (NAVIBOT_REDACT_OUTBOUND), the question and the history are redacted before the first stage, so
+no personal data reaches a hosted rewriter, embedder, reranker or answerer.
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Literal, Protocol
 
 from rag.answering import Answerer, AnswerRequest
@@ -58,7 +60,7 @@ def no_answer_text(closest: list[str]) -> str:
 class Engine:
     def __init__(self, retriever: Retriever, rewriter: Rewriter, answerer: Answerer, top_k: int = 5,
                  reranker: Reranker | None = None, rerank_candidates: int = 30,
-                 turn_deadline_seconds: float | None = None) -> None:
+                 turn_deadline_seconds: float | None = None, redact: Callable[[str], str] | None = None) -> None:
         self.retriever = retriever
         self.rewriter = rewriter
         self.answerer = answerer
@@ -66,11 +68,20 @@ class Engine:
         self.reranker = reranker
         self.rerank_candidates = rerank_candidates
         self.turn_deadline_seconds = turn_deadline_seconds
+        self.redact = redact
+
+    def _outbound(self, question: str, history: Sequence[Exchange]) -> tuple[str, list[Exchange]]:
+        """The question and history as they may leave the process (redacted when `redact` is set)."""
+        if self.redact is None:
+            return question, list(history)
+        clean = self.redact
+        return clean(question), [Exchange(clean(e.question), clean(e.answer), clean(e.standalone)) for e in history]
 
     def rewrite_and_retrieve(self, question: str, history: Sequence[Exchange], k: int | None = None,
                              tags: list[str] | None = None, groups: list[str] | None = None,
                              timings: dict[str, float] | None = None) -> tuple[Rewrite, list[SearchHit]]:
         timings = {} if timings is None else timings
+        question, history = self._outbound(question, history)
         started = time.perf_counter()
         rewrite = self.rewriter.rewrite(question, history)
         timings["rewrite"] = (time.perf_counter() - started) * 1000
@@ -114,6 +125,9 @@ class Engine:
         """Answer from the retrieved sections, or a no-answer when the answerer declines (the extractive one does
         when the sections do not cover the question) or no citation survives the rail."""
         timings = {} if timings is None else timings
+        question, history = self._outbound(question, history)
+        if self.redact is not None:
+            rewrite = replace(rewrite, standalone=self.redact(rewrite.standalone), context=self.redact(rewrite.context))
         hits = hits[: self.top_k]
         closest = list(dict.fromkeys(h.chunk.heading_text for h in hits[:3]))
         outcome = Outcome("no_answer", no_answer_text(closest), rewrite.standalone, closest=closest, hits=hits,
@@ -126,6 +140,8 @@ class Engine:
             timings["generate"] = (time.perf_counter() - started) * 1000
             for reason in checked.dropped:
                 log.warning("citation dropped: %s", reason)
+            for reason in checked.unsupported:
+                log.warning("answer sentence dropped: %s", reason)
             if checked.ok:
                 shown = f"{draft.prefix} {checked.text}".strip() + (f"\n{draft.note}" if draft.note else "")
                 outcome.kind, outcome.text, outcome.answer = "answer", shown, checked.text

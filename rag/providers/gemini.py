@@ -37,9 +37,12 @@ from rag.providers.prompts import (
     REWRITE_SCHEMA,
     REWRITE_SYSTEM,
     documents_block,
+    escape_text,
     history_turns,
     mood_instruction,
     rewrite_prompt,
+    shown_id,
+    unescape_text,
 )
 from rag.providers.remote_embedder import RemoteEmbedder
 from rag.rewrite import Exchange, Rewrite, Rewriter
@@ -193,9 +196,9 @@ class GeminiAnswerer:
                 turns[-1][1].append(text)
             else:
                 turns.append((role, [text]))
-        last = [mood_instruction(request.mood), f"Question: {request.question.strip()}"]
+        last = [mood_instruction(request.mood), f"Question: {escape_text(request.question.strip())}"]
         if request.standalone.strip() and request.standalone.strip() != request.question.strip():
-            last.append(f"(Understood as: {request.standalone.strip()})")
+            last.append(f"(Understood as: {escape_text(request.standalone.strip())})")
         if turns[-1][0] == "user":
             turns[-1][1].extend(last)
         else:
@@ -204,7 +207,9 @@ class GeminiAnswerer:
 
     def answer(self, request: AnswerRequest) -> Draft:
         contents = self.contents(request)
-        known = {sub.sub_id for hit in request.hits for sub in hit.chunk.subchunks}
+        # The id as the prompt showed it -> the stored id (an id with a quote or an angle bracket is shown escaped).
+        real = {shown_id(sub.sub_id): sub.sub_id for hit in request.hits for sub in hit.chunk.subchunks}
+        known = set(real)
 
         def call(client: genai.Client, timeout: float) -> Draft:
             data = _generate_json(client, self.model, contents, ANSWER_SYSTEM, ANSWER_SCHEMA, MAX_ANSWER_TOKENS,
@@ -212,8 +217,9 @@ class GeminiAnswerer:
             text, cited = data.get("answer"), data.get("citations", [])
             if not isinstance(text, str) or not isinstance(cited, list):
                 raise BadReply("the reply lacks 'answer' text or a 'citations' list")
-            text, ids = numbered_markers(text.strip(), [str(c).strip() for c in cited if str(c).strip()], known)
-            return Draft(text, ids)
+            text, ids = numbered_markers(unescape_text(text.strip()),
+                                         [str(c).strip() for c in cited if str(c).strip()], known)
+            return Draft(text, [real.get(i, i) for i in ids])
 
         try:
             return self.failover.call("generate", call)
