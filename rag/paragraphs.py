@@ -21,7 +21,9 @@ from rag.retrieve import reciprocal_rank_fusion
 SECTIONS_READ = 5
 RRF_K = 5
 # The section's rank counts as a third ranking, lighter than the paragraph's own two.
-SECTION_WEIGHT = 0.5
+SECTION_WEIGHT = 1.0
+HEAD_WEIGHT = 2.0  # BM25 weight of a paragraph's heading words against its body's
+EXPANSION_WEIGHT = 0.5  # glossary terms in the query vector, as in rag/retrieve.py
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,27 +38,31 @@ def _heading(sub: SubChunk) -> str:
 
 
 def rank_paragraphs(query: str, hits: list[SearchHit], embedder: Embedder | None = None,
-                    sections: int = SECTIONS_READ) -> list[RankedParagraph]:
-    """The paragraphs (not tables) of the top `sections` hits, best first."""
+                    sections: int = SECTIONS_READ, expansion: str = "") -> list[RankedParagraph]:
+    """The paragraphs of the top `sections` hits, best first. `expansion`: the policy terms the glossary adds
+    to the question (rag/glossary.py), searched with it."""
     subs = [(rank, sub) for rank, hit in enumerate(hits[:sections]) for sub in hit.chunk.subchunks
             if sub.text.strip()]
     if not subs:
         return []
     ids = [sub.sub_id for _, sub in subs]
-    terms = query_stems(query)
+    terms = query_stems(f"{query} {expansion}")
     fields = [(stemmed(_heading(sub)), stemmed(sub.text)) for _, sub in subs]
     df: dict[str, int] = {}
     for head, body in fields:
         for term in set(head) | set(body):
             df[term] = df.get(term, 0) + 1
     avg_len = sum(len(h) + len(b) for h, b in fields) / len(fields)
-    lexical = bm25_scores(terms, fields, df, len(fields), avg_len, weights=(1.0, 1.0))
+    lexical = bm25_scores(terms, fields, df, len(fields), avg_len, weights=(HEAD_WEIGHT, 1.0))
     rankings = [[ids[i] for i in np.argsort(-lexical, kind="stable") if lexical[i] > 0]]
     weights = [1.0]
     if embedder is not None:
         try:
             vectors = embedder.embed_documents([f"{_heading(sub)}\n{sub.text}" for _, sub in subs])
-            sims = vectors @ np.asarray(embedder.embed_query(query), dtype=np.float32)
+            vector = np.asarray(embedder.embed_query(query), dtype=np.float32)
+            if expansion:
+                vector = vector + EXPANSION_WEIGHT * np.asarray(embedder.embed_query(expansion), dtype=np.float32)
+            sims = vectors @ vector
             rankings.append([ids[i] for i in np.argsort(-sims, kind="stable")])
             weights.append(1.0)
         except Exception:  # noqa: BLE001 - a failing embedder leaves the lexical and section order

@@ -425,3 +425,37 @@ def test_a_paraphrase_reaches_a_model_answerer_but_the_extractive_one_declines_i
     with_model = Engine(engine.retriever, engine.rewriter, model).answer(paraphrase, [], CONCISE)
     assert len(model.requests) == 1 and model.requests[0].coverage < Settings().min_coverage
     assert with_model.kind == "answer" and with_model.citations
+
+
+# --- answers that state the rule ------------------------------------------------------------------------------------
+
+def test_rule_features_name_obligations_amounts_conditions_and_who_qualifies() -> None:
+    from rag.extractive import rule_features
+    assert rule_features("Navigators often ask about the resource limit for elderly households.") == 0
+    assert rule_features("The household must report it within 10 days.") == 3  # modal, duration, deadline word
+    assert rule_features("A student is exempt if the student works 20 hours a week.") == 3
+    assert rule_features("Resources may not exceed $4,250.") == 2
+
+
+ECHO = "Navigators are often asked about the resource limit for elderly households."
+RULE = "A household with an elderly member is eligible only if its resources do not exceed $4,250."
+
+
+def test_the_answer_opens_with_the_sentence_that_states_the_rule(demo: Core,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    hits = hits_of([sub("c::0.0", f"{ECHO} {RULE} The office reviews each case.")])
+    question = "what is the resource limit for elderly households?"
+    one_sentence = Mood("short", "", "", max_words=18)  # room for one sentence only
+    text, _ = extract(demo, question, hits, one_sentence)
+    assert text.startswith(RULE[:40]) and ECHO not in text
+    monkeypatch.setattr("rag.extractive.RULE_WEIGHT", 0.0)  # without the rule preference the echo wins
+    text, _ = extract(demo, question, hits, one_sentence)
+    assert text.startswith(ECHO[:40])
+
+
+def test_an_answer_has_at_most_three_sentences(demo: Core) -> None:
+    para = " ".join(f"Students in group {n} must work 20 hours a week to get SNAP." for n in range(1, 7))
+    hits = hits_of([sub("c::0.0", para)])
+    long_mood = Mood("long", "", "", max_words=400)
+    text, _ = extract(demo, "must students work 20 hours a week to get SNAP?", hits, long_mood)
+    assert len(reading_sentences(re.sub(r"\s?\[\d+\]", "", text))) == 3
