@@ -1,34 +1,24 @@
-"""Teams: who may make the bot post where. Tokens are signed here with a test key whose JWKS the SDK reads from a
-local file (in place of login.botframework.com); every host the bot could post to is a local recorder that keeps
-every request it receives, so "nothing is sent" is checked, not assumed."""
+"""Teams: who may make the bot post where. Tokens are signed with a test key whose JWKS the SDK's own key lookup
+reads from 127.0.0.1 (in place of login.botframework.com); every host the bot could post to is a local recorder that
+keeps every request it receives, so "nothing is sent" is checked, not assumed (tests/fake_teams_auth.py)."""
 
 from __future__ import annotations
 
 import asyncio
-import base64
-import hashlib
-import hmac
 import json
 import logging
 import socket
-import threading
 import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import aiohttp
-import jwt
 import pytest
 from aiohttp import web
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric import rsa
-from microsoft_agents.authentication.msal import MsalAuth
-from microsoft_agents.hosting.core.authorization import AuthenticationConstants, JwtTokenValidator
-from microsoft_agents.hosting.core.authorization.jwt import jwt_token_validator
+from microsoft_agents.hosting.core.authorization import JwtTokenValidator
 from pydantic import SecretStr
 
 from adapters.slack.settings import SlackSettings
@@ -41,12 +31,19 @@ from bot.metrics import Metrics
 from bot.runtime import Bot, build_bot
 from bot.server import build_server_app
 from bot.settings import Settings
+from tests.fake_teams_auth import (
+    CLIENT_ID,
+    OUTGOING_TOKEN,
+    TENANT,
+    Recorder,
+    Seen,
+    TestKeys,
+    activity,
+    installed,
+    use_in_sdk,
+)
+from tests.fake_teams_auth import feedback_click as click
 
-CLIENT_ID = "11111111-2222-3333-4444-555555555555"
-TENANT = "72f988bf-86f1-41af-91ab-2d7cd011db47"
-BOT_ID = "28:00000000-0000-0000-0000-0000000000b0"
-KID = "test-key"
-STUDENTS = "Can college students get SNAP?"
 # Aiohttp warns about the SDK's JWT middleware storing the claims under a plain string key.
 pytestmark = pytest.mark.filterwarnings("ignore::aiohttp.web_exceptions.NotAppKeyWarning")
 
@@ -74,47 +71,7 @@ def refusals(metrics: Metrics) -> int:
     return int(float(line.rsplit(" ", 1)[1]))
 
 
-# --- hosts the bot may post to -------------------------------------------------------------------------------------
-
-@dataclass
-class Seen:
-    method: str
-    path: str
-    authorization: str | None
-    body: str
-
-
-@dataclass
-class Recorder:
-    """Any host: records every request whatever its method or path, and answers as a Bot Connector does."""
-    host: str = "127.0.0.1"
-    seen: list[Seen] = field(default_factory=list)
-    url: str = ""
-    _runner: web.AppRunner | None = None
-
-    async def start(self) -> Recorder:
-        app = web.Application()
-        app.router.add_route("*", "/{tail:.*}", self._any)
-        self._runner = web.AppRunner(app)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, self.host, 0)
-        await site.start()
-        port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-        self.url = f"http://{self.host}:{port}/"
-        return self
-
-    async def stop(self) -> None:
-        if self._runner is not None:
-            await self._runner.cleanup()
-
-    async def _any(self, request: web.Request) -> web.Response:
-        self.seen.append(Seen(request.method, request.path, request.headers.get("Authorization"),
-                              (await request.read()).decode("utf-8", "replace")))
-        return web.json_response({"id": f"sent-{len(self.seen)}"})
-
-    def messages(self) -> list[Seen]:
-        return [s for s in self.seen if json.loads(s.body or "{}").get("type") == "message"]
-
+# --- helpers ----------------------------------------------------------------------------------------------------------
 
 async def wait_until(predicate: Any, timeout: float = 10.0) -> None:
     deadline = time.monotonic() + timeout
@@ -134,54 +91,15 @@ def outside_address() -> str | None:
     return None if address.startswith("127.") or address == "0.0.0.0" else address
 
 
-# --- the bot, with a test key in place of Microsoft's ----------------------------------------------------------------
-
-@dataclass
-class Signer:
-    key: rsa.RSAPrivateKey
-
-    def token(self, service_url: str | None, **extra: Any) -> str:
-        now = int(time.time())
-        claims = {"iss": "https://api.botframework.com", "aud": CLIENT_ID, "iat": now, "nbf": now, "exp": now + 600,
-                  **extra}
-        if service_url is not None:
-            claims[AuthenticationConstants.SERVICE_URL_CLAIM] = service_url
-        return jwt.encode(claims, self.key, algorithm="RS256", headers={"kid": KID})
-
+# --- the bot, with a test key in place of Microsoft's -----------------------------------------------------------------
 
 @pytest.fixture
-def signer(monkeypatch: pytest.MonkeyPatch) -> Iterator[Signer]:
-    """The SDK's own key lookup (`_JwkClientManager.get_signing_key`, a PyJWKClient) reading our JWKS from a local
-    HTTP server in place of login.botframework.com; the bot's outgoing token (MSAL) stubbed."""
-    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-    jwk = json.loads(jwt.algorithms.RSAAlgorithm.to_jwk(key.public_key()))
-    keys = json.dumps({"keys": [{**jwk, "kid": KID, "use": "sig", "alg": "RS256"}]}).encode()
-
-    class Keys(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802 - the stdlib's name
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.end_headers()
-            self.wfile.write(keys)
-
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Keys)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    jwks_url = f"http://127.0.0.1:{server.server_address[1]}/keys"
-    manager = jwt_token_validator._JwkClientManager()
-    monkeypatch.setattr(manager, "_get_jwk_client", lambda _uri: jwt_token_validator._JwkClientCacheEntry(
-        jwt.PyJWKClient(jwks_url), threading.Lock()))
-    monkeypatch.setattr(JwtTokenValidator, "_jwk_client_manager", manager)
-
-    async def outgoing_token(self: Any, resource_url: str, scopes: list[str], force_refresh: bool = False) -> str:
-        return "outgoing-token"
-
-    monkeypatch.setattr(MsalAuth, "get_access_token", outgoing_token)
-    yield Signer(key)
-    server.shutdown()
-    server.server_close()
+def signer(monkeypatch: pytest.MonkeyPatch) -> Iterator[TestKeys]:
+    """Tokens signed with a test key; the SDK's own key lookup reads its JWKS from 127.0.0.1."""
+    keys = TestKeys()
+    use_in_sdk(keys.jwks_url, monkeypatch.setattr)
+    yield keys
+    keys.close()
 
 
 def credentials(**fields: Any) -> TeamsSettings:
@@ -222,36 +140,18 @@ async def running(bot: Bot, settings: TeamsSettings) -> AsyncIterator[Running]:
         await runner.cleanup()
 
 
-def activity(service_url: str, text: str = STUDENTS, activity_id: str = "1700000000001",
-             conversation: str = "a:1personal") -> dict[str, Any]:
-    """A personal-chat message as the Bot Connector posts it."""
-    return {"type": "message", "id": activity_id, "timestamp": "2026-11-22T02:00:00.000Z", "serviceUrl": service_url,
-            "channelId": "msteams", "from": {"id": "29:1user", "name": "Nina", "aadObjectId": "6a2c5b8e-1111"},
-            "conversation": {"id": conversation, "conversationType": "personal", "tenantId": TENANT},
-            "recipient": {"id": BOT_ID, "name": "Navibot"}, "text": text, "textFormat": "plain", "locale": "en-US",
-            "channelData": {"tenant": {"id": TENANT}}}
-
-
 def feedback_click(service_url: str) -> dict[str, Any]:
-    return {**activity(service_url, activity_id="click-1"), "type": "invoke", "name": "adaptiveCard/action",
-            "text": None, "value": {"action": {"type": "Action.Execute", "verb": VERB_HELPFUL,
-                                               "data": {"answer_id": "no-such-answer"}}}}
-
-
-def installed(service_url: str) -> dict[str, Any]:
-    """The bot added to someone's personal chat: it would say hello at serviceUrl."""
-    return {**activity(service_url, activity_id="install-1"), "type": "conversationUpdate", "text": None,
-            "membersAdded": [{"id": BOT_ID}]}
+    return click(service_url, VERB_HELPFUL)
 
 
 def refused_lines(caplog: pytest.LogCaptureFixture) -> list[logging.LogRecord]:
     return [r for r in caplog.records if r.levelno >= logging.WARNING]
 
 
-# --- with credentials: the token vouches for one serviceUrl ------------------------------------------------------------
+# --- with credentials: the token vouches for one serviceUrl -----------------------------------------------------------
 
 def test_a_token_for_the_real_connector_on_an_activity_naming_another_host_is_refused_and_nothing_is_sent(
-        bot: Bot, metrics: Metrics, signer: Signer, caplog: pytest.LogCaptureFixture) -> None:
+        bot: Bot, metrics: Metrics, signer: TestKeys, caplog: pytest.LogCaptureFixture) -> None:
     """A validly signed Bot Framework token vouches for the real connector; the activity names another host. Before,
     that host got the typing indicator, the answer, and the bot's own `Authorization: Bearer` token."""
     async def scenario() -> tuple[list[int], list[Seen], list[Seen], int]:
@@ -276,14 +176,14 @@ def test_a_token_for_the_real_connector_on_an_activity_naming_another_host_is_re
     statuses, to_forged, to_genuine, lines = asyncio.run(scenario())
     assert statuses == [401, 401, 401]
     assert to_forged == [], "nothing at all reaches the host the token does not vouch for"
-    assert all(s.authorization == "Bearer outgoing-token" for s in to_genuine) and len(to_genuine) >= 2
+    assert all(s.authorization == f"Bearer {OUTGOING_TOKEN}" for s in to_genuine) and len(to_genuine) >= 2
     assert lines == 3, "one warning line per refusal (the SDK's own mismatch warning is not repeated)"
     assert "not the one the token vouches for ('127.0.0.1')" in caplog.text
     assert refusals(metrics) == 3
     assert bot.conversations.history(f"teams|{TENANT}|a:1personal|a:1personal", 5)[0] is not None
 
 
-def test_a_token_naming_no_serviceurl_may_only_send_to_microsoft_or_a_listed_host(bot: Bot, signer: Signer) -> None:
+def test_a_token_naming_no_serviceurl_may_only_send_to_microsoft_or_a_listed_host(bot: Bot, signer: TestKeys) -> None:
     """The SDK's hosting with its host validator on: no `serviceurl` claim, so the activity's host must pass the
     validator (https on Microsoft's hosts) or be listed in NAVIBOT_TEAMS_SERVICE_URLS."""
     async def scenario(settings: TeamsSettings) -> tuple[int, list[Seen]]:
@@ -301,50 +201,18 @@ def test_a_token_naming_no_serviceurl_may_only_send_to_microsoft_or_a_listed_hos
     status, seen = asyncio.run(scenario(credentials()))
     assert status == 401 and seen == []
     status, seen = asyncio.run(scenario(credentials(service_urls="127.0.0.1")))
-    assert status == 202 and seen and all(s.authorization == "Bearer outgoing-token" for s in seen)
-
-
-def _b64(data: dict[str, Any] | bytes) -> str:
-    raw = data if isinstance(data, bytes) else json.dumps(data).encode()
-    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
-
-
-def forged_tokens(signer: Signer, service_url: str) -> dict[str, str]:
-    now = int(time.time())
-    claims = {"iss": "https://api.botframework.com", "aud": CLIENT_ID, "iat": now, "nbf": now, "exp": now + 600,
-              "serviceurl": service_url}
-    public_pem = signer.key.public_key().public_bytes(serialization.Encoding.PEM,
-                                                      serialization.PublicFormat.SubjectPublicKeyInfo)
-
-    def hs256(header: dict[str, Any], secret: bytes) -> str:
-        signing_input = f"{_b64(header)}.{_b64(claims)}"
-        return f"{signing_input}.{_b64(hmac.new(secret, signing_input.encode(), hashlib.sha256).digest())}"
-
-    def rs256(header: dict[str, Any]) -> str:  # PyJWT will not write a header like this one
-        signing_input = f"{_b64(header)}.{_b64(claims)}"
-        signature = jwt.algorithms.RSAAlgorithm(jwt.algorithms.RSAAlgorithm.SHA256).sign(signing_input.encode(),
-                                                                                         signer.key)
-        return f"{signing_input}.{_b64(signature)}"
-
-    return {
-        "no kid": jwt.encode(claims, signer.key, algorithm="RS256"),
-        "alg none": f"{_b64({'alg': 'none', 'typ': 'JWT'})}.{_b64(claims)}.",
-        "alg none with kid": f"{_b64({'alg': 'none', 'kid': KID})}.{_b64(claims)}.",
-        "HS256": hs256({"alg": "HS256", "typ": "JWT"}, b"guessed-secret"),
-        "HS256 keyed with the public key": hs256({"alg": "HS256", "kid": KID}, public_pem),
-        "kid not a string": rs256({"alg": "RS256", "kid": 7}),
-    }
+    assert status == 202 and seen and all(s.authorization == f"Bearer {OUTGOING_TOKEN}" for s in seen)
 
 
 def test_a_token_header_the_sdk_cannot_validate_is_a_401_with_one_line_never_a_500(
-        bot: Bot, metrics: Metrics, signer: Signer, caplog: pytest.LogCaptureFixture) -> None:
+        bot: Bot, metrics: Metrics, signer: TestKeys, caplog: pytest.LogCaptureFixture) -> None:
     """Before: a header with no `kid` was `KeyError: 'kid'` inside the SDK, a 500 and a 3 kB traceback each time."""
     async def scenario() -> tuple[dict[str, tuple[int, str]], list[Seen]]:
         host = await Recorder().start()
         try:
             async with running(bot, credentials()) as r:
                 results = {name: await r.post(activity(host.url, activity_id=name.replace(" ", "-")), token)
-                           for name, token in forged_tokens(signer, host.url).items()}
+                           for name, token in signer.forged_tokens(host.url).items()}
                 await asyncio.sleep(0.2)
                 return results, host.seen
         finally:
@@ -363,7 +231,7 @@ def test_a_token_header_the_sdk_cannot_validate_is_a_401_with_one_line_never_a_5
     assert refusals(metrics) == len(results)
 
 
-def test_anything_the_sdks_token_check_raises_is_a_401(bot: Bot, signer: Signer, monkeypatch: pytest.MonkeyPatch,
+def test_anything_the_sdks_token_check_raises_is_a_401(bot: Bot, signer: TestKeys, monkeypatch: pytest.MonkeyPatch,
                                                         caplog: pytest.LogCaptureFixture) -> None:
     async def broken(self: Any, token: str) -> Any:
         raise TypeError("unexpected claim shape")
@@ -387,7 +255,7 @@ def test_anything_the_sdks_token_check_raises_is_a_401(bot: Bot, signer: Signer,
         "teams: request refused (401): the token could not be validated (TypeError)"]
 
 
-# --- anonymous mode: loopback, or what NAVIBOT_TEAMS_SERVICE_URLS lists --------------------------------------------------
+# --- anonymous mode: loopback, or what NAVIBOT_TEAMS_SERVICE_URLS lists -----------------------------------------------
 
 @pytest.mark.parametrize("service_url", [
     "http://169.254.169.254/latest/meta-data/", "http://[fe80::1]:8080/", "http://metadata.google.internal/",

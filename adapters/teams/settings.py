@@ -40,8 +40,9 @@ class TeamsSettings(BaseSettings):
     service_urls: str = Field(
         default="", description="Comma-separated hosts (or URLs) the bot may post replies to besides the usual "
                                 "ones: in anonymous mode serviceUrl must be on loopback or listed here; with "
-                                "credentials, an activity whose token names no serviceUrl must be on a Microsoft host or a "
-                                "listed one. Link-local and cloud metadata addresses are refused even if listed.")
+                                "credentials, an activity whose token names no serviceUrl must be on a Microsoft "
+                                "host or a listed one. Link-local and cloud metadata addresses are refused even if "
+                                "listed.")
 
     # The app package (`navibot teams package`); none of these are needed to run the bot.
     app_id: str = Field(default="", description="Teams app id (a GUID of your choosing, stable across versions). "
