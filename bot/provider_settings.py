@@ -6,11 +6,14 @@ line that names the missing setting."""
 
 from __future__ import annotations
 
+import json
 from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
 
 from pydantic import Field, SecretStr, ValidationInfo, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+
+from rag.redaction import compile_case_patterns
 
 CommaList = Annotated[list[str], NoDecode]
 CommaSecrets = Annotated[list[SecretStr], NoDecode]
@@ -76,6 +79,29 @@ class ProviderSettings(BaseSettings):
     turn_deadline_seconds: float = Field(default=12.0, gt=0, le=300,
                                          description="Time budget of all model calls of one turn; when it is "
                                                      "spent the offline fallbacks answer.")
+
+    redact_outbound: bool = Field(
+        default=True, description="Redact personal data (SSNs, phone, card and A-numbers, e-mails, dates of birth, "
+                                  "NAVIBOT_REDACT_PATTERNS) from the question and the history before any call to "
+                                  "Gemini or Cohere (rewrite, answer, query embedding, rerank).")
+    redact_patterns: Annotated[list[str], NoDecode] = Field(
+        default_factory=list, description="An agency's case-number shapes, as regular expressions separated by "
+                                          "spaces (or a JSON array), e.g. 'CASE-\\d{6} [A-Z]{2}\\d{7}': replaced "
+                                          "with [case] wherever personal data is redacted.")
+
+    @field_validator("redact_patterns", mode="before")
+    @classmethod
+    def _split_patterns(cls, value: Any) -> Any:
+        if isinstance(value, str):  # commas belong to regexes ("\\d{8,9}"): spaces separate them
+            text = value.strip()
+            return json.loads(text) if text.startswith('["') else text.split()
+        return value
+
+    @field_validator("redact_patterns", mode="after")
+    @classmethod
+    def _valid_patterns(cls, patterns: list[str]) -> list[str]:
+        compile_case_patterns(patterns)  # a ValueError names the pattern that does not compile
+        return patterns
 
     _split_lists = field_validator("gemini_api_keys", "gemini_base_urls", "cohere_api_keys", "cohere_base_urls",
                                    mode="before")(_split)

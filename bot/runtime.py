@@ -31,6 +31,7 @@ from rag.engine import Engine
 from rag.glossary import Glossary
 from rag.ingest import Ingestor
 from rag.moods import MoodBook
+from rag.redaction import redact, use_case_patterns
 from rag.retrieve import Retriever
 from rag.rewrite import CachedTitles
 from rag.store import KnowledgeStore, is_public
@@ -49,6 +50,7 @@ class Core:
 
 
 def build_core(settings: Settings, store_path: Path | None = None) -> Core:
+    use_case_patterns(settings.redact_patterns)  # NAVIBOT_REDACT_PATTERNS: the store, the logs and outbound calls
     glossary = Glossary(settings.glossary_file)  # read first: a broken glossary file is reported before the store opens
     store = open_knowledge_store(settings, store_path)
     try:
@@ -72,7 +74,8 @@ def build_engine(core: Core) -> Engine:
     settings = core.settings
     return Engine(core.retriever, make_rewriter(settings, titles), make_answerer(settings, core.embedder),
                   top_k=settings.top_k, reranker=make_reranker(settings),
-                  rerank_candidates=settings.rerank_candidates, turn_deadline_seconds=settings.turn_deadline_seconds)
+                  rerank_candidates=settings.rerank_candidates, turn_deadline_seconds=settings.turn_deadline_seconds,
+                  redact=redact if settings.redact_outbound else None)
 
 
 log = logging.getLogger(__name__)

@@ -38,8 +38,9 @@ _PHONE = re.compile(
 # Card numbers: 13 to 19 digits, in groups of four (Amex 4-6-5) or run together; kept only when Luhn-valid.
 _CARD = re.compile(rf"(?<![\w$.,/{_DASH}])(?:\d{{4}}([{_DASH} ])\d{{4}}\1\d{{4}}\1\d{{1,7}}"
                    rf"|\d{{4}}([{_DASH} ])\d{{6}}\2\d{{5}}|\d{{13,19}})(?![\w.,/{_DASH}]?\d)(?![A-Za-z_])")
-# Immigration (USCIS) A-numbers: A + 8 or 9 digits, as printed on a green card (A123456789, A-123-456-789).
-_A_NUMBER = re.compile(rf"(?<![\w$.,/{_DASH}])[Aa][{_DASH}# ]?(?:\d{{8,9}}|\d{{3}}[{_DASH} ]\d{{3}}[{_DASH} ]\d{{3}})"
+# Immigration (USCIS) A-numbers: A + 8 or 9 digits, as printed on a green card (A123456789, A-123-456-789); a
+# lower-case "a" only glued to the digits ("a 10000000" is an article and an amount).
+_A_NUMBER = re.compile(rf"(?<![\w$.,/{_DASH}])(?:A[{_DASH}# ]?|a[{_DASH}#]?)(?:\d{{8,9}}|\d{{3}}[{_DASH} ]\d{{3}}[{_DASH} ]\d{{3}})"
                        rf"(?![\w.,/{_DASH}]?\d)(?![A-Za-z_])")
 _MONTH = (r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sep(?:t(?:ember)?)?"
           r"|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)\.?")

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
+from bot.cli import main
 from bot.conversations import AnswerRecord, HistoryTurn
 from bot.redact import RedactingConversationStore, redact
+from bot.runtime import build_core
 from bot.settings import Settings
 from bot.stores import open_conversation_store
 from rag.citations import Citation
+from rag.redaction import use_case_patterns
 
 
 @pytest.mark.parametrize(("text", "expected"), [
@@ -101,3 +106,72 @@ def test_a_unix_timestamp_is_not_a_phone_number() -> None:
     log line) is not a phone number."""
     assert redact("timestamp: 1795319003") == "timestamp: 1795319003"
     assert redact("call 5558675309 or 15558675309") == "call [phone] or [phone]"
+
+
+# --- more shapes (after Microsoft Presidio's pattern recognizers), and an agency's own case numbers --------------
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("SSN 123.45.6789", "SSN [ssn]"),  # dotted
+    ("SSN 123\u201345\u20136789", "SSN [ssn]"),  # en dashes (a word processor's autocorrect)
+    ("SSN 123\u201445\u20146789 and 123\u221245\u22126789", "SSN [ssn] and [ssn]"),  # em dashes, minus signs
+    ("SSN 123-\u200b45-67\u200c89", "SSN [ssn]"),  # zero-width characters pasted inside
+    ("SSN 1\u200b2\u200b3\u200b4\u200b5\u200b6\u200b7\u200b8\u200b9", "SSN [ssn]"),
+    ("call her at 555-0100", "call her at [phone]"),  # a seven-digit local number
+    ("or 867.5309 after six", "or [phone] after six"),
+    ("call 555\u2013867\u20135309", "call [phone]"),
+    ("card 4111 1111 1111 1111 expires", "card [card] expires"),  # Luhn-valid, in groups of four
+    ("card 4111-1111-1111-1111", "card [card]"),
+    ("paid with 4012888888881881.", "paid with [card]."),
+    ("amex 3782 822463 10005", "amex [card]"),  # 4-6-5
+    ("A-number A123456789", "A-number [a-number]"),
+    ("alien number A-12345678, USCIS", "alien number [a-number], USCIS"),
+    ("green card A 123 456 789, or a12345678", "green card [a-number], or [a-number]"),
+])
+def test_more_shapes_of_personal_data_are_replaced(text: str, expected: str) -> None:
+    assert redact(text) == expected
+
+
+@pytest.mark.parametrize("text", [
+    "card 4111 1111 1111 1112",  # fails the Luhn check: not a card number
+    "order 1234567890123",
+    "Public Law 113-79, FY 2024-2025, Part A 2024",
+    "Medicare Part A and Part B; Form I-130; form 12-3456-789",
+    "between 9 a.m. and 5 p.m., 24/7, 1-2 weeks",
+    "a 10000000 dollar fund",
+])
+def test_shapes_that_are_not_personal_data_are_kept(text: str) -> None:
+    assert redact(text) == text
+
+
+def test_an_agencys_case_numbers_are_replaced_after_start_up(tmp_path: Path) -> None:
+    settings = Settings(_env_file=None, data_dir=tmp_path,  # type: ignore[call-arg]
+                        redact_patterns=[r"CASE-\d{6}", r"\b[A-Z]{2}\d{7}\b"])
+    try:
+        assert redact("case CASE-204518 / NY1234567") == "case CASE-204518 / NY1234567"
+        build_core(settings, tmp_path / "k.sqlite3").close()  # start-up applies NAVIBOT_REDACT_PATTERNS everywhere
+        assert redact("case CASE-204518 / NY1234567 under 7 CFR 273") == "case [case] / [case] under 7 CFR 273"
+    finally:
+        use_case_patterns([])
+
+
+@pytest.mark.parametrize(("value", "parsed"), [
+    (r"CASE-\d{6}", [r"CASE-\d{6}"]),
+    (r"CASE-\d{6}  [A-Z]{2}\d{7,8}", [r"CASE-\d{6}", r"[A-Z]{2}\d{7,8}"]),  # commas belong to the regexes
+    (r'["CASE \\d{6}"]', [r"CASE \d{6}"]),  # a JSON array for a pattern with a space
+])
+def test_case_patterns_are_read_from_the_environment(value: str, parsed: list[str],
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("NAVIBOT_REDACT_PATTERNS", value)
+    assert Settings(_env_file=None).redact_patterns == parsed  # type: ignore[call-arg]
+
+
+@pytest.mark.parametrize(("value", "message"), [
+    ("CASE-( ok", "NAVIBOT_REDACT_PATTERNS: pattern 1 'CASE-(' is not a valid regular expression (missing ), "
+                  "unterminated subpattern at position 5)"),
+    (r"CASE-\d+ \d*", "NAVIBOT_REDACT_PATTERNS: pattern 2 '\\\\d*' matches empty text"),
+])
+def test_a_bad_case_pattern_is_a_one_line_setting_error(value: str, message: str, monkeypatch: pytest.MonkeyPatch,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("NAVIBOT_REDACT_PATTERNS", value)
+    assert main(["ask", "Can students get SNAP?"]) == 2
+    assert capsys.readouterr().err == f"navibot: invalid setting: {message}\n"
