@@ -1,6 +1,6 @@
 """Count paragraph sub-chunks of a regulation whose heading path is not their true location.
 
-    .venv/bin/python benchmarks/legal_paths.py [../shared/corpus/snap/7-cfr-273.md] [--show 20]
+    .venv/bin/python benchmarks/legal_paths.py [../shared/corpus/snap/7-cfr-273.md] [--show 20] [--before REV]
 
 The reference is computed apart from the chunker: the Markdown blocks of each section (table rows that start
 with a label split off as paragraphs), their leading labels resolved by sequence (rag.legal_labels), and every
@@ -8,22 +8,33 @@ unlabelled block placed in the labelled paragraph before it. Each sub-chunk made
 its block in document order. A path is "exact" when the labels of its heading path equal the reference
 (the sub-chunk's own paragraph, down to its own label); "prefix" when they are only a leading part of it (a
 chunker that names the first levels only, as this one did before 2026-11, is right by that measure).
-To score an older chunker: --chunker <its chunking.py> (e.g. `git show <rev>:rag/chunking.py > /tmp/old.py`).
+To score an older chunker: --chunker <its chunking.py>, or --before <git revision>; --write puts the figures
+in benchmarks/RESULTS.md.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib.util
+import subprocess
 import sys
+import tempfile
+import textwrap
+import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from rag.chunking import Chunker
-from rag.loaders import load_markdown
-from rag.models import Block
+REPO = Path(__file__).resolve().parents[1]
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))  # measure this checkout
 
-_HERE = Path(__file__).resolve().parents[1]
-_DEFAULT = _HERE.parent / "shared" / "corpus" / "snap" / "7-cfr-273.md"
+import rag.legal_labels as ll  # noqa: E402
+from benchmarks.results_file import publish  # noqa: E402
+from rag.chunking import Chunker  # noqa: E402
+from rag.loaders import load_markdown  # noqa: E402
+from rag.models import Block  # noqa: E402
+
+_DEFAULT = REPO.parent / "shared" / "corpus" / "snap" / "7-cfr-273.md"
 
 
 def _module(name: str, path: Path):  # type: ignore[no-untyped-def]
@@ -34,7 +45,7 @@ def _module(name: str, path: Path):  # type: ignore[no-untyped-def]
     return module
 
 
-def _reference(blocks: list[Block], ll) -> list[tuple[str, str, str]]:  # type: ignore[no-untyped-def]
+def _reference(blocks: list[Block]) -> list[tuple[str, str, str]]:
     """(section heading, first line of the block, cited path) for every content block, in document order."""
     out: list[tuple[str, str, str]] = []
     section: list[str] = []
@@ -69,40 +80,78 @@ def _reference(blocks: list[Block], ll) -> list[tuple[str, str, str]]:  # type: 
     return out
 
 
+@dataclass(slots=True)
+class Count:
+    total: int = 0
+    exact_wrong: int = 0  # heading path is not the sub-chunk's location
+    prefix_wrong: int = 0  # ... and not even a leading part of it
+    examples: list[str] = field(default_factory=list)
+
+
+def count(path: Path, chunker: Chunker, show: int = 10) -> Count:
+    doc = load_markdown(path, "reg")
+    reference = _reference(doc.blocks)
+    result = Count()
+    i = 0
+    for sub in (s for c in chunker.chunk(doc) for s in c.subchunks):
+        first = sub.text.split("\n", 1)[0]
+        while i < len(reference) and reference[i][1] != first:
+            i += 1
+        if i == len(reference):
+            raise SystemExit(f"unmatched sub-chunk: {first[:80]!r}")
+        want, got = reference[i][2], ll.label_path(sub.heading_path)
+        result.total += 1
+        result.exact_wrong += got != want
+        result.prefix_wrong += not (want.startswith(got) and (got == want or want[len(got)] == "("))
+        if got != want and len(result.examples) < show:
+            result.examples.append(f"{reference[i][0][:40]:40} want {want or '-':18} got {got or '-':18} "
+                                   f"{first[:50]!r}")
+        i += 1
+    return result
+
+
+def _line(name: str, c: Count) -> str:
+    return (f"| {name} | {c.total} | {c.exact_wrong} ({c.exact_wrong / c.total:.1%}) | "
+            f"{c.prefix_wrong} ({c.prefix_wrong / c.total:.1%}) |")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("path", nargs="?", type=Path, default=_DEFAULT)
     parser.add_argument("--show", type=int, default=10, help="print this many wrong paths")
     parser.add_argument("--chunker", type=Path, help="a chunking.py to score instead of rag.chunking")
+    parser.add_argument("--before", metavar="REV", help="also score rag/chunking.py as of this git revision")
+    parser.add_argument("--write", action="store_true", help="write the figures into benchmarks/RESULTS.md")
     args = parser.parse_args(argv)
-    ll = _module("legal_labels_ref", _HERE / "rag" / "legal_labels.py")
     chunker = _module("chunking_scored", args.chunker).Chunker() if args.chunker else Chunker()
-    doc = load_markdown(args.path, "reg")
-    reference = _reference(doc.blocks, ll)
-    subs = [s for c in chunker.chunk(doc) for s in c.subchunks]
-    i = 0
-    total = exact_wrong = prefix_wrong = 0
-    shown = 0
-    for sub in subs:
-        first = sub.text.split("\n", 1)[0]
-        while i < len(reference) and reference[i][1] != first:
-            i += 1
-        if i == len(reference):
-            print(f"unmatched sub-chunk: {first[:80]!r}", file=sys.stderr)
-            return 2
-        want = reference[i][2]
-        got = ll.label_path(sub.heading_path)
-        total += 1
-        exact_ok = got == want
-        prefix_ok = want.startswith(got) and (got == want or want[len(got)] == "(")
-        exact_wrong += not exact_ok
-        prefix_wrong += not prefix_ok
-        if not exact_ok and shown < args.show:
-            shown += 1
-            print(f"  {reference[i][0][:40]:40} want {want or '-':18} got {got or '-':18} {first[:50]!r}")
-        i += 1
-    print(f"{args.path.name}: {total} sub-chunks; heading path not the true location: {exact_wrong} "
-          f"(exact); not even a leading part of it: {prefix_wrong}")
+    now = count(args.path, chunker, args.show)
+    for example in now.examples:
+        print(" ", example)
+    print(f"{args.path.name}: {now.total} sub-chunks; heading path not the true location: {now.exact_wrong} "
+          f"(exact); not even a leading part of it: {now.prefix_wrong}")
+    if not args.write and not args.before:
+        return 0
+    rows = [_line(f"`{args.chunker}`" if args.chunker else "this tree", now)]
+    if args.before:
+        old = subprocess.run(["git", "show", f"{args.before}:rag/chunking.py"], cwd=REPO, check=True,
+                             capture_output=True, text=True).stdout
+        with tempfile.TemporaryDirectory() as tmp:
+            (Path(tmp) / "chunking.py").write_text(old, encoding="utf-8")
+            before = count(args.path, _module("chunking_before", Path(tmp) / "chunking.py").Chunker(), 0)
+        rows.append(_line(f"before (`{args.before}`)", before))
+    command = f"python benchmarks/legal_paths.py{' --before ' + args.before if args.before else ''} --write"
+    about = textwrap.fill(
+        f"Measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} with `{command}` on `{args.path.name}`: "
+        "each paragraph sub-chunk's heading path against its location in the regulation (the labels resolved by "
+        "sequence from the blocks, apart from the chunker). \"Not the location\": the labels of the heading path "
+        "differ from the paragraph's own path; \"not a leading part\": they are not even its first levels (what a "
+        "chunker naming only the first two levels gets right).", width=115)
+    header = ["| chunker | sub-chunks | not the location | not a leading part |", "|---|---|---|---|"]
+    section = "\n".join(["## Regulation paragraph paths (`legal_paths.py`)", "", about, "", *header, *rows])
+    if args.write:
+        publish("legal_paths", section, quick=False, write=True)
+    else:
+        print(section)
     return 0
 
 
