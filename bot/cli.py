@@ -40,6 +40,7 @@ from rag.evaluation import (
 )
 from rag.moods import MoodBook, MoodFileError
 from rag.paragraphs import rank_paragraphs
+from rag.redaction import redact
 from rag.rewrite import exchanges_from_messages, with_standalones
 from rag.store import EmbeddingMismatch
 
@@ -82,7 +83,8 @@ def cmd_search(args: argparse.Namespace, settings: Settings) -> int:
         if core.store.counts()["chunks"] == 0:
             raise UserError(f"the knowledge store {store_description(settings, args.store)} is empty: "
                             "run `navibot ingest PATH` (or `navibot ingest --demo`) first")
-        hits = core.retriever.search(question, k=args.k or settings.top_k, tags=_csv(args.tags),
+        query = redact(question) if settings.redact_outbound else question  # it may go to a hosted embedder
+        hits = core.retriever.search(query, k=args.k or settings.top_k, tags=_csv(args.tags),
                                      groups=_csv(args.groups))
     finally:
         core.close()

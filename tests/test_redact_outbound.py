@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 from pydantic import SecretStr
 
-from bot.runtime import build_bot
+from bot.cli import main
+from bot.runtime import build_bot, build_core
 from bot.settings import Settings
 from bot.turns import ReplyKind, Turn
 from rag.redaction import use_case_patterns
@@ -85,3 +86,22 @@ def test_the_setting_is_read_from_the_environment(monkeypatch: pytest.MonkeyPatc
     assert Settings(_env_file=None).redact_outbound is True  # type: ignore[call-arg]
     monkeypatch.setenv("NAVIBOT_REDACT_OUTBOUND", "false")
     assert Settings(_env_file=None).redact_outbound is False  # type: ignore[call-arg]
+
+
+def test_navibot_search_redacts_the_query_it_embeds(fakes: tuple[FakeGemini, FakeCohere], tmp_path: Path, kb: Path,
+                                                    monkeypatch: pytest.MonkeyPatch,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    _, cohere = fakes
+    for name, value in {"DATA_DIR": str(tmp_path), "EMBEDDER": "cohere",
+                        "COHERE_API_KEYS": "k", "COHERE_BASE_URLS": cohere.url}.items():
+        monkeypatch.setenv(f"NAVIBOT_{name}", value)
+    core = build_core(Settings(_env_file=None))  # type: ignore[call-arg]
+    try:
+        core.ingestor.ingest_paths([kb])
+    finally:
+        core.close()
+    cohere.reset()
+    assert main(["search", f"student SNAP for SSN {PERSONAL['ssn']}"]) == 0
+    assert "SNAP for college students" in capsys.readouterr().out
+    [query] = [c.body["texts"] for c in cohere.calls if c.body.get("input_type") == "search_query"][:1]
+    assert query == ["student SNAP for SSN [ssn]"]
