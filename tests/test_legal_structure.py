@@ -379,3 +379,29 @@ def test_pdf_manual_with_paragraphs_run_together(tmp_path: Path) -> None:
         ("(c)(2)(i)", "(i) Exceptio", 2),
     ]
     assert subs[0].text.endswith("unless exempt under (b)(1) of this section.")
+
+
+# ------------------------------------------------------------------------------------- the measuring script
+
+
+@needs_cfr
+def test_legal_paths_benchmark_counts_wrong_paths() -> None:
+    from benchmarks.legal_paths import count
+    from rag.models import Chunk, SourceDocument
+
+    now = count(CFR_273, Chunker())
+    assert (now.total, now.exact_wrong, now.prefix_wrong) == (2502, 0, 0)
+
+    class OneLevelShort(Chunker):
+        """A chunker that names every labelled paragraph's parent instead of the paragraph itself."""
+
+        def chunk(self, doc: SourceDocument) -> list[Chunk]:
+            chunks = super().chunk(doc)
+            for c in chunks:
+                for s in c.subchunks:
+                    if label_path(s.heading_path):
+                        s.heading_path = s.heading_path[:-1]
+            return chunks
+
+    short = count(CFR_273, OneLevelShort(), show=1)
+    assert short.exact_wrong > 2000 and short.prefix_wrong == 0 and len(short.examples) == 1
