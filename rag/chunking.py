@@ -104,11 +104,10 @@ def _with_label_headings(blocks: list[Block]) -> list[tuple[Block, bool]]:
                 if not place.placed:
                     out.append((Block("paragraph", block.text, page=block.page), False))
                     continue
-                paths = [place.path, *place.run_in]
-                starts = [start for _, start in label_spans(block.text)]
-                for path, start in zip(paths[:-1], starts, strict=False):  # "(b) X—(1) Y": (b) as usual
+                # Its words at its first label's level; labels run in after it ("(b) X—(1) Y") as usual.
+                out.append((Block("heading", block.text, level=base + place.depth, page=block.page), False))
+                for (_, start), path in zip(label_spans(block.text)[1:], place.run_in, strict=False):
                     out.append((_derived(block.text[start:], path, base, block.page), True))
-                out.append((Block("heading", block.text, level=base + len(paths[-1]), page=block.page), False))
                 continue
             if place.path and place.placed:
                 out.append((_derived(block.text, place.path, base, block.page), True))

@@ -341,7 +341,8 @@ def test_labelled_headings_are_placed_by_the_same_sequence(tmp_path: Path) -> No
     page = tmp_path / "manual.html"
     page.write_text("""<main><h1>Manual</h1><h2>4.2 Students</h2><p>(a) General. Text a.</p>
 <h3>(b) Exemptions</h3><p>Who is exempt.</p><p>(1) Age. Under 18.</p><h4>(2) Work</h4><p>Works 20 hours.</p>
-<p>(i) Approved.</p><p>(ii) Paid.</p><h3>(c) Verification</h3><p>(1) Proof.</p><h2>4.3 Other</h2><p>More.</p>
+<p>(i) Approved.</p><p>(ii) Paid.</p><h3>(c) Verification</h3><p>(1) Proof.</p>
+<h3>(d) Notices—(1) Timing</h3><p>Ten days ahead.</p><p>(2) Content.</p><h2>4.3 Other</h2><p>More.</p>
 </main>""", encoding="utf-8")
     chunks = Chunker().chunk(load_html(page, "manual"))
     paths = {s.text: s.heading_path for c in chunks for s in c.subchunks}
@@ -349,6 +350,8 @@ def test_labelled_headings_are_placed_by_the_same_sequence(tmp_path: Path) -> No
     assert paths["Works 20 hours."] == ["4.2 Students", "(b) Exemptions", "(2) Work"]
     assert label_path(paths["(ii) Paid."]) == "(b)(2)(ii)"
     assert label_path(paths["(1) Proof."]) == "(c)(1)"
+    assert paths["Ten days ahead."] == ["4.2 Students", "(d) Notices—(1) Timing", "(1)"]
+    assert label_path(paths["Ten days ahead."]) == "(d)(1)" and label_path(paths["(2) Content."]) == "(d)(2)"
     assert paths["More."] == ["4.3 Other"]
     # A heading's words are not in any paragraph, so the chunk text keeps them.
     assert "(c) Verification" in chunks[0].text
