@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
+from rag.terms import STOPWORDS
+
 MAX_TERMS_PER_ENTRY = 12
 MAX_CHARS = 200  # a phrase or policy term longer than this is a slip in the file, not a glossary entry
 
@@ -37,6 +39,7 @@ class Expansion:
 
     matched: tuple[str, ...] = ()  # as typed in the question, in order
     terms: tuple[str, ...] = ()  # policy terms to search as well, distinct, none already in the question
+    coverage: float = 0.0  # share of the question's words (function words aside) inside the matched phrases
 
     def __bool__(self) -> bool:
         return bool(self.terms)
@@ -171,19 +174,23 @@ class Glossary:
         said = set(words)
         matched: list[str] = []
         terms: list[str] = []
+        covered: set[int] = set()
         for i in range(len(words)):
             for n in range(min(self._longest, len(words) - i), 0, -1):
                 key = self._index.get(tuple(words[i:i + n]))
                 if key is None:
                     continue
                 matched.append(question[spans[i][1]:spans[i + n - 1][2]])
+                covered.update(range(i, i + n))
                 for term in self.entries[key]:
                     term_words = set(_WORD.findall(term.lower()))
                     if not term_words <= said and term not in terms:
                         terms.append(term)
                         said |= term_words  # a later term adding nothing new is left out too
                 break
-        return Expansion(tuple(dict.fromkeys(matched)), tuple(terms))
+        content = [i for i, w in enumerate(words) if w not in STOPWORDS]
+        coverage = len(covered.intersection(content)) / len(content) if content else 0.0
+        return Expansion(tuple(dict.fromkeys(matched)), tuple(terms), coverage)
 
     def expanded_query(self, question: str) -> str:
         """The question followed by the policy terms (the original words come first and are never dropped)."""

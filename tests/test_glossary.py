@@ -89,6 +89,17 @@ def test_terms_the_question_already_says_are_not_added(glossary: Glossary) -> No
         "When is the recertification interview?")
 
 
+def glossary_coverage(question: str) -> float:
+    return Glossary().expand(question).coverage
+
+
+def test_coverage_is_the_share_of_the_question_translated(glossary: Glossary) -> None:
+    assert glossary.expand("emergency food stamps?").coverage == 1.0
+    assert glossary.expand("is a car an asset").coverage == 1.0  # function words aside
+    assert glossary.expand("E&T penalty for a first time").coverage == pytest.approx(3 / 5)
+    assert glossary.expand("nothing to translate here").coverage == 0.0
+
+
 def test_expansion_is_fast(glossary: Glossary) -> None:
     question = "client lives w her bf, they buy + cook food seperately, can she get emergency food stamps? " * 3
     start = time.perf_counter()
@@ -240,8 +251,8 @@ class Recording:
         return self.store.sentence_rankings(query, vector, chunk_ids)
 
 
-def blended(core: Core, question: str, terms: str) -> np.ndarray:
-    vector = core.embedder.embed_query(question) + EXPANSION_VECTOR_WEIGHT * core.embedder.embed_query(terms)
+def blended(core: Core, question: str, terms: str, weight: float = EXPANSION_VECTOR_WEIGHT) -> np.ndarray:
+    vector = core.embedder.embed_query(question) + weight * core.embedder.embed_query(terms)
     return vector / np.linalg.norm(vector)
 
 
@@ -258,6 +269,13 @@ def test_both_paths_get_the_question_first_then_the_policy_terms(core: Core, tmp
     want = blended(core, question, "work requirements; failure to comply; disqualification")
     assert np.allclose(seen["vector"], want, atol=1e-5) and np.allclose(seen["sentence vector"], want, atol=1e-5)
     assert float(seen["vector"] @ core.embedder.embed_query(question)) > 0.8
+    # A long question with one word to translate leans toward the terms by that share only.
+    recording.seen.clear()
+    long = "my client wants to know which papers to bring to the office when she applies and she has no SSN"
+    assert glossary_coverage(long) == pytest.approx(1 / 8)
+    retriever.search(long, k=3)
+    assert np.allclose(dict(recording.seen)["vector"], blended(core, long, "social security number", 1 / 8),
+                       atol=1e-5)
     recording.seen.clear()
     retriever.search("recertification interview", k=3)  # nothing to add: searched exactly as asked
     assert dict(recording.seen)["lexical"] == "recertification interview"
