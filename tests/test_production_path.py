@@ -284,9 +284,10 @@ def test_teams_mention_gets_geminis_card_and_history_and_feedback_land_in_mongod
 # --- PII ----------------------------------------------------------------------------------------------------------
 
 def test_an_ssn_and_a_phone_number_never_reach_mongodb(production: Production, slack: Harness) -> None:
-    def echoing(body: dict[str, Any]) -> str:  # a model that repeats the caller's details back
+    def echoing(body: dict[str, Any]) -> str:  # a model that repeats the caller's details back, as it got them
         reply = json.loads(FakeGemini.default_answer(body))
-        return json.dumps({**reply, "answer": f"For the caller at {PHONE}: {reply['answer']}"})
+        said = PHONE if PHONE in FakeGemini.text_of(body) else "[phone]"  # (redacted before it was sent)
+        return json.dumps({**reply, "answer": f"For the caller at {said}: {reply['answer']}"})
 
     production.gemini.reply = echoing
     ch = channel()
@@ -295,6 +296,7 @@ def test_an_ssn_and_a_phone_number_never_reach_mongodb(production: Production, s
     record = stored_answer(production, answer_id_of(reply))
     assert "[ssn]" in record["question"] and "[phone]" in record["question"]
     assert record["answer"].startswith("For the caller at [phone]: ")
+    assert production.gemini.calls and not any(PHONE in json.dumps(c.body) for c in production.gemini.calls)
     [turn] = production.db.raw("history").find({"conversation_key": conversation_key(ch, ts)})
     assert "[ssn]" in turn["question"] and "[phone]" in turn["answer"]
     slack.click(reply, ch, "U0BOB", ACTION_FEEDBACK, f"helpful:{answer_id_of(reply)}", "feedback_buttons")
