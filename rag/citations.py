@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import asdict, dataclass, field
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 from urllib.parse import quote, urlsplit
 
@@ -153,6 +153,13 @@ def cited_texts(sub_ids: Iterable[str], retrieved: dict[str, tuple[SubChunk, Chu
         sub, chunk = retrieved[sub_id]
         texts.append("\n".join([chunk.title, " > ".join(sub.heading_path), chunk.url or "", sub.text]))
     return texts
+
+
+def unsupported_in_sentence(sentence: str, cited: Sequence[Citation]) -> list[str]:
+    """One answer sentence against the citations it marks (already checked by the rail): the claims none of them
+    holds, empty when the sentence may be shown. For answers checked sentence by sentence as they stream."""
+    return unsupported_claims(sentence, ["\n".join([c.title, " > ".join(c.heading_path), c.url or "", c.quote])
+                                         for c in cited])
 
 
 def _supported_sentences(text: str, valid: dict[int, str], retrieved: dict[str, tuple[SubChunk, Chunk]]

@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 _MARKER = re.compile(r"\s?\[\d{1,3}\]")
 _EMAIL = re.compile(r"(?<![\w.+-])[\w.+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}\b")
@@ -139,13 +140,12 @@ class Support:
     def of(cls, texts: Iterable[str]) -> Support:
         support = cls()
         for text in texts:
-            support.emails |= {m.group(0).lower() for m in _EMAIL.finditer(text)}
-            support.urls |= {_url(m.group(0)) for m in _URL.finditer(_blank(text, [
-                m.span() for m in _EMAIL.finditer(text)]))}
-            support.phones |= {_digits(m.group(0)) for m in _PHONE.finditer(text)}
-            support.dates |= {date for _, date in _dates(text)}
-            support.numbers |= {_number(m.group(0)) for m in _NUMBER.finditer(text)}
-            support.numbers |= {_WORDS[w.lower()] for w in _WORD.findall(text)}
+            one = _support_of(text)
+            support.numbers |= one.numbers
+            support.phones |= one.phones
+            support.urls |= one.urls
+            support.emails |= one.emails
+            support.dates |= one.dates
         return support
 
     def backs(self, claim: Claim) -> bool:
@@ -162,6 +162,20 @@ class Support:
             return any(m == month and (year is None or y == year) and (day is None or d == day)
                        for y, m, d in self.dates)
         return _number(claim.text) in self.numbers
+
+
+@lru_cache(maxsize=4096)
+def _support_of(text: str) -> Support:
+    """What one paragraph backs; cached, as the same paragraphs are cited sentence after sentence and turn after turn
+    (callers never change the sets: `Support.of` copies them)."""
+    emails = [m.group(0) for m in _EMAIL.finditer(text)]
+    without_emails = _blank(text, [m.span() for m in _EMAIL.finditer(text)])
+    return Support(numbers={_number(m.group(0)) for m in _NUMBER.finditer(text)}
+                   | {_WORDS[w.lower()] for w in _WORD.findall(text)},
+                   phones={_digits(m.group(0)) for m in _PHONE.finditer(text)},
+                   urls={_url(m.group(0)) for m in _URL.finditer(without_emails)},
+                   emails={e.lower() for e in emails},
+                   dates={date for _, date in _dates(text)})
 
 
 def unsupported_claims(sentence: str, cited_texts: Sequence[str]) -> list[str]:

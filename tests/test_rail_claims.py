@@ -9,7 +9,7 @@ import logging
 import pytest
 
 from benchmarks.bench_injection import CLAIMS, STYLES, run
-from rag.citations import Draft, check
+from rag.citations import Draft, check, unsupported_in_sentence
 from rag.claims import claims, unsupported_claims
 from rag.engine import Engine
 from rag.models import Chunk, SearchHit, SubChunk
@@ -114,6 +114,13 @@ def test_an_answer_left_with_nothing_is_the_no_answer() -> None:
 def test_titles_headings_and_links_shown_with_the_quote_back_a_claim() -> None:
     checked = check(Draft("These are the 2025 rules from fns.usda.gov/snap [1].", ["snap::0.2"]), hits())
     assert checked.text == "These are the 2025 rules from fns.usda.gov/snap [1]."
+
+
+def test_one_sentence_can_be_checked_against_its_citations_as_it_streams() -> None:
+    citations = check(Draft("Apply online [1]. The limit is set [2].", ["snap::0.0", "snap::0.1"]), hits()).citations
+    assert unsupported_in_sentence("Call 1-800-221-5689 or see fns.usda.gov/snap/apply [1].", citations[:1]) == []
+    assert unsupported_in_sentence("Call 1-800-221-5689 [2].", citations[1:]) == ["1-800-221-5689"]
+    assert unsupported_in_sentence("The limit is $2,694 for 3 people.", citations[1:]) == []
 
 
 def test_no_unsupported_claim_of_an_obeying_model_is_posted() -> None:
