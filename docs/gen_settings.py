@@ -57,8 +57,8 @@ settings start with `NAVIBOT_`; Slack's use the names Slack's own pages use (no 
 Secrets (API keys, tokens, the MongoDB URI, client secrets) are kept as `SecretStr`: never printed, logged or
 shown in a repr, and never shown here. Lists are comma-separated unless the description says otherwise.
 
-This page is generated from the settings classes (`bot/settings.py` and its mixins, `adapters/slack/settings.py`,
-`adapters/teams/settings.py`) by `docs/gen_settings.py`; a test fails when it is out of date.
+This page is generated from the settings classes ({classes}) by `docs/gen_settings.py`; a test fails when it
+is out of date.
 """
 
 
@@ -207,8 +207,10 @@ def missing_descriptions(models: Iterable[type[BaseSettings]]) -> list[str]:
 
 def render(models: Iterable[type[BaseSettings]] | None = None) -> str:
     """The whole page, as Markdown."""
-    lines = [HEADER.format(regenerate=REGENERATE)]
-    for model in settings_classes() if models is None else models:
+    models = settings_classes() if models is None else list(models)
+    classes = ", ".join(f"`{model.__module__}.{model.__qualname__}`" for model in models)
+    lines = [HEADER.format(regenerate=REGENERATE, classes=classes)]
+    for model in models:
         for cls, names in groups(model):
             lines += [f"## {_title(cls)}", ""]
             if cls.__name__ in LINKS:

@@ -1,4 +1,5 @@
-"""docs/settings.md is generated from the settings classes: it must match them, and every field must say what it does."""
+"""docs/settings.md is generated from the settings classes: it must match them, and every field must say what it
+does."""
 
 from __future__ import annotations
 
