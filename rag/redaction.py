@@ -35,9 +35,10 @@ _PHONE = re.compile(
     rf"(?<![\w$.,/{_DASH}])(?:(?:\+?1{_SEP}?)?(?:\(\d{{3}}\)\s?|\d{{3}}{_SEP})\d{{3}}{_SEP}\d{{4}}"
     rf"|(?:\+?1)?[2-9]\d{{9}}|\+\d{{1,3}}(?:{_SEP}?\d){{7,14}}|\d{{3}}[{_DASH}.]\d{{4}})"
     rf"(?:\s?(?:x|ext\.?)\s?\d{{1,6}})?(?![\w.,/{_DASH}]?\d)(?![A-Za-z_])")
-# Card numbers: 13 to 19 digits, in groups of four (Amex 4-6-5) or run together; kept only when Luhn-valid.
-_CARD = re.compile(rf"(?<![\w$.,/{_DASH}])(?:\d{{4}}([{_DASH} ])\d{{4}}\1\d{{4}}\1\d{{1,7}}"
-                   rf"|\d{{4}}([{_DASH} ])\d{{6}}\2\d{{5}}|\d{{13,19}})(?![\w.,/{_DASH}]?\d)(?![A-Za-z_])")
+# Card numbers: 13 to 19 digits, in groups of four (Amex 4-6-5) or run together, starting with 2 to 6 (the card
+# networks' ranges; a Unix time in milliseconds starts with 1); replaced only when Luhn-valid.
+_CARD = re.compile(rf"(?<![\w$.,/{_DASH}])(?:[2-6]\d{{3}}([{_DASH} ])\d{{4}}\1\d{{4}}\1\d{{1,7}}"
+                   rf"|3\d{{3}}([{_DASH} ])\d{{6}}\2\d{{5}}|[2-6]\d{{12,18}})(?![\w.,/{_DASH}]?\d)(?![A-Za-z_])")
 # Immigration (USCIS) A-numbers: A + 8 or 9 digits, as printed on a green card (A123456789, A-123-456-789); a
 # lower-case "a" only glued to the digits ("a 10000000" is an article and an amount).
 _A_NUMBER = re.compile(rf"(?<![\w$.,/{_DASH}])(?:A[{_DASH}# ]?|a[{_DASH}#]?)(?:\d{{8,9}}|\d{{3}}[{_DASH} ]\d{{3}}[{_DASH} ]\d{{3}})"

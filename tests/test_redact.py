@@ -134,6 +134,7 @@ def test_more_shapes_of_personal_data_are_replaced(text: str, expected: str) -> 
 @pytest.mark.parametrize("text", [
     "card 4111 1111 1111 1112",  # fails the Luhn check: not a card number
     "order 1234567890123",
+    "at 1795430140750 ms (Luhn-valid, but a Unix time in milliseconds)",
     "Public Law 113-79, FY 2024-2025, Part A 2024",
     "Medicare Part A and Part B; Form I-130; form 12-3456-789",
     "between 9 a.m. and 5 p.m., 24/7, 1-2 weeks",
