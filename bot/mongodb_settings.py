@@ -52,7 +52,9 @@ class MongoSettings(BaseSettings):
         return self
 
     redact_pii: bool = Field(
-        default=True, description="Replace SSN-like numbers, phone numbers, e-mail addresses and dates of birth "
-                                  "with [ssn], [phone], [email], [dob] in everything the conversation store keeps "
+        default=True, description="Replace SSNs, phone numbers, card numbers, immigration A-numbers, e-mail "
+                                  "addresses, dates of birth and NAVIBOT_REDACT_PATTERNS matches with [ssn], "
+                                  "[phone], [card], [a-number], [email], [dob], [case] in every log line and "
+                                  "everything the conversation store keeps "
                                   "(SQLite or MongoDB); a stored answer keeps what it repeats from its cited "
                                   "sources (a public hotline number).")
