@@ -27,8 +27,25 @@ _ELLIPTICAL = re.compile(r"^\s*(and|but|so|also|or|then|what about|how about|wha
 _ELLIPSIS_WORDS = frozenset("and or but so also too then what about how for the same with as well please".split())
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9'’]*")
 
+# "new question", "different client", "unrelated": the navigator says the thread's topic is over.
+_NEW_TOPIC = re.compile(
+    r"\b(?:new|diff|different|separate|unrelated)\s+(?:question|topic|client|case|subject|household|family)\b"
+    r"|\bunrelated\b|\bchang(?:e|ing)\s+(?:the\s+)?(?:topic|subject)\b", re.IGNORECASE)
+# "another question" is not one of them: on doc2dial it mostly asks more about the same page.
+# An elliptical turn that opens with a word or two first ("Now, what if my son …").
+_ELLIPTICAL_SOON = re.compile(r"^\W*(?:\w+\W+){0,2}(?:what if|what about|how about|and if|same for)\b",
+                              re.IGNORECASE)
+# Words that point back to a thing said before. "she", "he", "they" do not count here: a navigator calls every
+# client "she" or "they", in a complete question as much as in a follow-up.
+_POINTS_BACK = re.compile(r"\b(it|its|this|that|these|those|there|such|same|either|else)\b", re.IGNORECASE)
+
 MAX_EARLIER_QUESTIONS = 6
 MAX_TOPIC_WORDS = 80  # of earlier questions carried into a follow-up
+# A question stands alone when it has at least this many topic words of its own and at most this share of them
+# were said before in the thread (questions and answers), fewer than this share: "Does the ABAWD time limit apply
+# to a 52-year-old who works 15 hours a week?" after "How do I apply for Medicaid?" shares one word of nine.
+STANDALONE_MIN_TERMS = 5
+STANDALONE_MAX_SHARED = 0.2
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,6 +117,8 @@ class HeuristicRewriter:
             return Rewrite(question)
         index = self._titles()
         said = set(query_stems(" ".join(f"{e.question} {e.standalone} {e.answer}" for e in earlier)))
+        if stands_alone(question, said):
+            return Rewrite(question)
         new_names = [w for w in _names(question, index) if _stem(w) not in said and index.counts[_stem(w)]]
         if new_names:
             if not _leans_on_context(question, index):
@@ -109,6 +128,26 @@ class HeuristicRewriter:
             if swapped:
                 return Rewrite(swapped)  # the previous answer is about the other program: not context
         return Rewrite(f"{_topic(earlier)} {question}", context=earlier[-1].answer.strip())
+
+
+def stands_alone(question: str, said: set[str]) -> bool:
+    """A question that can be read without the thread: one that says the topic changes ("new question - …"),
+    or a complete question that names another subject (a name the thread has not said, enough topic words of
+    its own, few said before, no word pointing back and no elliptical opener such as "what if", "and for …").
+    `said`: the stems of the thread's questions and answers."""
+    if _NEW_TOPIC.search(question):
+        return True
+    if _ELLIPTICAL.search(question) or _ELLIPTICAL_SOON.search(question) or _POINTS_BACK.search(question):
+        return False
+    own = set(query_stems(question))
+    if len(own) < STANDALONE_MIN_TERMS:
+        return False
+    names = {_stem(w) for w in _names(question, TitleIndex())}
+    # It names a subject (an acronym or a capitalised word) the thread has not: without one, a complete-looking
+    # question usually continues the topic (doc2dial: taking those alone cost 0.008 of later-turn Recall@3).
+    if not names or names & said:
+        return False
+    return len(own & said) < STANDALONE_MAX_SHARED * len(own)
 
 
 def _stem(word: str) -> str:
