@@ -45,3 +45,17 @@ def test_a_broken_link_fails_the_build(tmp_path: Path, link: str, complaint: str
     result = _build(tmp_path / "mkdocs.yml", tmp_path / "site")
     assert result.returncode != 0
     assert complaint in result.stdout + result.stderr
+
+
+def test_no_page_nests_a_fenced_code_block_in_a_list() -> None:
+    """Python-Markdown (MkDocs) reads ``` fences only at the top level: one indented under a list item renders as
+    inline text and ends the list, without any warning. Code inside a list item is indented 8 spaces instead."""
+    nested = []
+    for page in sorted((ROOT / "docs").rglob("*.md")):
+        in_fence = False
+        for number, line in enumerate(page.read_text(encoding="utf-8").splitlines(), 1):
+            if line.startswith(("```", "~~~")):
+                in_fence = not in_fence
+            elif not in_fence and line.lstrip().startswith(("```", "~~~")):
+                nested.append(f"{page.relative_to(ROOT)}:{number}")
+    assert not nested, f"fenced code indented in a list (write it as an indented code block): {', '.join(nested)}"
