@@ -24,7 +24,8 @@ class MongoSettings(BaseSettings):
     retention_days: int | None = Field(
         default=None, ge=1, le=3650,
         description="Days the conversation store (SQLite or MongoDB) keeps history turns and event ids; after them an "
-                    "answer no one rated also loses its question text (answers and ratings are kept). Unset: "
+                    "answer no one rated also loses its question text (answers and ratings are kept). Applied when "
+                    "the store opens and at most hourly on a write (on MongoDB also by TTL indexes). Unset: "
                     "NAVIBOT_MONGODB_HISTORY_TTL_DAYS, the older name (30).")
     mongodb_history_ttl_days: int = Field(
         default=30, ge=1, le=3650, description="The older name of NAVIBOT_RETENTION_DAYS, read when that is unset.")
