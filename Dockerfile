@@ -8,23 +8,22 @@ ENV PYTHONUNBUFFERED=1 \
 
 WORKDIR /app
 
-# The dependencies, in a layer rebuilt only when pyproject.toml changes (not on every source edit).
-COPY pyproject.toml ./
-RUN python -c "import tomllib; print('\n'.join(tomllib.load(open('pyproject.toml', 'rb'))['project']['dependencies']))" \
-        > /tmp/requirements.txt \
-    && pip install -r /tmp/requirements.txt \
-    && rm /tmp/requirements.txt
+# The dependencies, in a layer rebuilt only when the lock file changes (not on every source edit): every package
+# pinned with its hashes (uv, docs/reproducible-installs.md); pip refuses anything unpinned or unhashed. The lock
+# also pins the build backend (setuptools), used below without build isolation so nothing is fetched unpinned.
+COPY requirements.lock ./
+RUN pip install --require-hashes -r requirements.lock && pip check
 
 # The project itself, without its dependencies (already there). Editable, so the manifests next to the code are
 # found by `navibot teams package`; the demo knowledge base is package data (rag/demo_kb).
-COPY README.md ./
+COPY pyproject.toml README.md ./
 COPY bot ./bot
 COPY rag ./rag
 COPY adapters ./adapters
 COPY manifests ./manifests
 # COPY keeps the checkout's file modes: a checkout made with umask 077 would leave the code unreadable to the
 # non-root user below. Readable by all, writable by none of them.
-RUN pip install --no-deps -e . && chmod -R a+rX,go-w /app
+RUN pip install --no-deps --no-build-isolation -e . && chmod -R a+rX,go-w /app
 
 # Not root: the bot needs to write only to its data directory.
 RUN useradd --create-home --uid 10001 navibot && mkdir -p /data && chown navibot:navibot /data

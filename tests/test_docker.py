@@ -28,6 +28,7 @@ from bot.sqlite_conversations import SQLiteConversationStore
 from rag.mongo.config import describe_hosts
 from tests.fake_models import FakeGemini
 from tests.fake_slack import BOT_USER_ID, TEAM_ID, BackgroundLoop, FakeSlack
+from tests.test_lock_files import DEV_LOCK, RUNTIME_LOCK, declared, read_lock, uncovered
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCKERFILE = ROOT / "Dockerfile"
@@ -90,34 +91,48 @@ def test_dockerfile_base_user_volume_port_healthcheck_and_command() -> None:
     assert not any(tool in " ".join(check) for tool in ("curl", "wget")), "slim has neither"
 
 
-def test_dependencies_are_a_layer_keyed_on_pyproject_only(tmp_path: Path) -> None:
+def pip_installs() -> list[tuple[int, list[str]]]:
+    """(step index, arguments after `pip install`) of every `pip install` in a RUN step."""
+    found = []
+    for i, (kw, rest) in enumerate(instructions()):
+        if kw != "RUN":
+            continue
+        for command in re.split(r"&&|;", rest):
+            words = shlex.split(command)
+            if words[:2] == ["pip", "install"] or words[1:4] == ["-m", "pip", "install"]:
+                found.append((i, words[words.index("install") + 1:]))
+    return found
+
+
+def test_dependencies_are_a_layer_keyed_on_the_lock_file_alone() -> None:
+    """The first `pip install` installs a lock file in hash-checking mode, and only lock files are copied before
+    it: a source edit does not rebuild the dependency layer. The project comes after, without its dependencies."""
     steps = instructions()
-    copies = [(i, rest) for i, (kw, rest) in enumerate(steps) if kw in ("COPY", "ADD")]
-    first_copy, first_args = copies[0]
-    assert first_args.split()[0] == "pyproject.toml", "only pyproject.toml is copied before the dependencies"
-    deps_step = next(i for i, (kw, rest) in enumerate(steps) if kw == "RUN" and "pip install" in rest)
-    assert first_copy < deps_step < copies[1][0], "the dependency install comes before the source is copied"
-    assert "--no-deps" in steps[next(i for i, (kw, rest) in enumerate(steps)
-                                      if i > copies[1][0] and kw == "RUN" and "pip install" in rest)][1]
+    copies = [(i, shlex.split(rest)[:-1]) for i, (kw, rest) in enumerate(steps) if kw in ("COPY", "ADD")]
+    (deps_step, deps_args), (project_step, project_args), *_ = pip_installs()
+    assert "--require-hashes" in deps_args
+    lock_name = deps_args[deps_args.index("-r") + 1]
+    copied_before = {src for i, sources in copies if i < deps_step for src in sources}
+    assert lock_name in copied_before and copied_before <= {RUNTIME_LOCK.name, DEV_LOCK.name}, copied_before
+    # The lock the image installs is the one tests/test_lock_files.py keeps in step with pyproject.toml.
+    pins = read_lock(ROOT / lock_name)
+    assert uncovered(declared(tomllib.loads((ROOT / "pyproject.toml").read_text())), pins) == []
+    assert "--no-deps" in project_args and project_step > deps_step
+    # Without build isolation the build backend is the locked one, not a fresh unpinned download.
+    assert "--no-build-isolation" in project_args and "setuptools" in pins
+    copied = {src for _, sources in copies for src in sources}
+    assert {*SOURCES, "manifests", "README.md", "pyproject.toml"} <= copied
+    assert all(i < project_step for i, sources in copies if set(sources) & {*SOURCES, "pyproject.toml"})
     last_copy, user_step = copies[-1][0], next(i for i, (kw, _) in enumerate(steps) if kw == "USER")
     assert any(kw == "RUN" and "chmod -R a+rX" in rest and rest.split()[-1].startswith("/app")
                for kw, rest in steps[last_copy:user_step]), "the copied code is readable by the non-root user"
-    copied = {rest.split()[0] for _, rest in copies}
-    assert {*SOURCES, "manifests", "README.md", "pyproject.toml"} <= copied
-    # The dependency list really is read from pyproject.toml: run the step's first command on a copy of it.
-    (tmp_path / "pyproject.toml").write_bytes((ROOT / "pyproject.toml").read_bytes())
-    first = steps[deps_step][1].split("&&")[0].replace("/tmp/requirements.txt", str(tmp_path / "req.txt"))
-    assert first.startswith("python ")
-    subprocess.run(shlex.quote(sys.executable) + first[len("python"):], shell=True, cwd=tmp_path, check=True)
-    wanted = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
-    assert (tmp_path / "req.txt").read_text().split() == wanted
 
 
 def test_dockerignore_keeps_what_the_image_needs_and_drops_secrets_and_state() -> None:
     ignored = {line.strip() for line in DOCKERIGNORE.read_text().splitlines() if line.strip()
                and not line.startswith("#")}
     assert {".git", ".env", ".venv", "*.sqlite3"} <= ignored
-    assert not ignored & {*SOURCES, "manifests", "README.md", "pyproject.toml", "rag/demo_kb"}
+    assert not ignored & {*SOURCES, "manifests", "README.md", "pyproject.toml", "rag/demo_kb", RUNTIME_LOCK.name}
     assert list((ROOT / "rag" / "demo_kb").glob("*.md")), "the demo knowledge base ships inside the package"
 
 
