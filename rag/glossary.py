@@ -24,6 +24,7 @@ MAX_TERMS_PER_ENTRY = 12
 MAX_CHARS = 200  # a phrase or policy term longer than this is a slip in the file, not a glossary entry
 
 _WORD = re.compile(r"[a-z0-9]+")
+_WORD_ANY_CASE = re.compile(r"[A-Za-z0-9]+")
 _HEADER = re.compile(r"^\s*\[\s*(?:\"([^\"]*)\"|'([^']*)'|([A-Za-z0-9_-]+))\s*\]")
 _TOML_PLACE = re.compile(r"\s*\(at line (\d+), column (\d+)\)")
 _KEY = re.compile(r"^\s*(?:\"((?:[^\"\\]|\\.)*)\"|'([^']*)'|([A-Za-z0-9_-]+))\s*=")
@@ -151,7 +152,6 @@ class Glossary:
             entries = _parse(_read(path), str(path))[0]
         entries.update(extra)
         self.entries = {k: v for k, v in entries.items() if v}
-        self.source = extra_file
         # Word tuple -> phrase, with a plural "s"/"es" on the last word (an entry of its own keeps its terms).
         self._index: dict[tuple[str, ...], str] = {tuple(k.split()): k for k in self.entries}
         for key in self.entries:
@@ -169,7 +169,7 @@ class Glossary:
 
         At each word the longest phrase starting there wins ("emergency food stamps" over "emergency"); a phrase
         starting at a later word counts too ("food stamps" inside "emergency food stamps")."""
-        spans = [(m.group(), m.start(), m.end()) for m in _WORD.finditer(question.lower())]
+        spans = [(m.group().lower(), m.start(), m.end()) for m in _WORD_ANY_CASE.finditer(question)]
         words = [w for w, _, _ in spans]
         said = set(words)
         matched: list[str] = []
@@ -191,9 +191,3 @@ class Glossary:
         content = [i for i, w in enumerate(words) if w not in STOPWORDS]
         coverage = len(covered.intersection(content)) / len(content) if content else 0.0
         return Expansion(tuple(dict.fromkeys(matched)), tuple(terms), coverage)
-
-    def expanded_query(self, question: str) -> str:
-        """The question followed by the policy terms (the original words come first and are never dropped)."""
-        expansion = self.expand(question)
-        return f"{question}\n{expansion.text}" if expansion else question
-
