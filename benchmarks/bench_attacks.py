@@ -12,6 +12,7 @@ Slack Web API, fake Gemini and Cohere, a fake Bot Connector, all on 127.0.0.1):
   teams   benchmarks/attack_teams_auth.py (run_teams_auth): Teams with credentials, tokens signed with a test key
           whose JWKS the Agents SDK reads from 127.0.0.1; anonymous mode and its serviceUrl rules; a start-up with
           a metadata address in NAVIBOT_TEAMS_SERVICE_URLS.
+  stores  the knowledge store with its sentence table overwritten: the reply, /healthz and /metrics name it.
   kill9   benchmarks/attack_kill9.py (run_kill9): kill -9 with 20 questions in flight, restart, redeliveries.
 
 After each group the server log is searched for "Traceback". A line ends in PASS, FAIL or "not run: <why>" (never a
@@ -534,6 +535,7 @@ def teams_anonymous_attacks(harness: ServeHarness, report: Report) -> None:
         report.add("teams", "control: anonymous mode, loopback connector", f"{status}, answered: {reply is not None}",
                    status == 202 and reply is not None)
         teams_markup_attacks(harness, connector, report)
+        help_text_attack(harness, connector, report)
         teams_limit_attacks(harness, connector, report)
     finally:
         harness.loop.run(connector.stop())
@@ -555,6 +557,18 @@ def teams_markup_attacks(harness: ServeHarness, connector: SizedConnector, repor
     report.add("teams", "mood [Reset password](https://evil…)",
                f"{status}, echoed: {echoed}, live links: {len(found)}", status == 202 and reply is not None
                and not found)
+
+
+def help_text_attack(harness: ServeHarness, connector: SizedConnector, report: Report) -> None:
+    """The help text renders as written: `mood <name>` in plain text (a TextRun), not in Markdown, which the Agents
+    Playground showed as `mood &lt;name&gt;`."""
+    status, reply = ask_teams(harness, connector, "help")
+    runs = [str(n.get("text")) for n in walk(reply or {}) if n.get("type") == "TextRun"]
+    plain = any("mood <name>" in run for run in runs)
+    markdown = [t for t in [str((reply or {}).get("text") or "")] + [str(n.get("text")) for n in walk(reply or {})
+                                                                     if n.get("type") == "TextBlock"] if "<name>" in t]
+    report.add("teams", "help text shows `mood <name>` as written",
+               f"{status}, in plain text: {plain}, in Markdown: {len(markdown)}", plain and not markdown)
 
 
 def cite_all(body: dict[str, Any]) -> str:
@@ -594,6 +608,50 @@ def teams_limit_attacks(harness: ServeHarness, connector: SizedConnector, report
     finally:
         harness.gemini.reply = None
         connector.refuse_messages = 0
+
+
+# --- stores ------------------------------------------------------------------------------------------------------------
+
+def damage(store: Path, copy: Path) -> Path:
+    """A copy of the knowledge store with the pages of its sentence table overwritten (as tests/test_store_errors.py
+    does): it opens, but a search fails with 'database disk image is malformed'."""
+    copy.parent.mkdir(parents=True, exist_ok=True)
+    copy.write_bytes(store.read_bytes())
+    with closing(sqlite3.connect(copy)) as db:
+        size = db.execute("PRAGMA page_size").fetchone()[0]
+        pages = [n for (n,) in db.execute("SELECT pageno FROM dbstat WHERE name = 'sentences'")]
+    with copy.open("r+b") as file:
+        for page in pages:
+            file.seek((page - 1) * size)
+            file.write(b"\xa5" * size)
+    return copy
+
+
+def store_attacks(workdir: Path, store: Path, report: Report) -> None:
+    harness = ServeHarness(workdir, store=damage(store, workdir / "damaged" / "kb.sqlite3"))
+    try:
+        harness.start()
+        # A damaged store is a server fault, not bad input: its ERROR record keeps the traceback, with the trace id.
+        with group(report, "stores", None):
+            reply = str(ask_slack(harness, STUDENTS).args.get("text") or "")
+            status, health, _ = harness.get("/healthz")
+            _, metrics, _ = harness.get("/metrics")
+            counted = re.search(r'navibot_errors_total\{kind="knowledge_store",platform="slack"\} (\S+)', metrics)
+            named = "knowledge store" in reply and "conversation store" not in reply
+            report.add("stores", "damaged knowledge store: the reply",
+                       f"names the knowledge store: {named}", named)
+            report.add("stores", "damaged knowledge store: /healthz and /metrics",
+                       f"{status}, names it: {'knowledge store' in health}, knowledge_store errors "
+                       f"{counted.group(1) if counted else '-'}",
+                       status == 503 and "knowledge store" in health and "conversation store" not in health
+                       and counted is not None and float(counted.group(1)) >= 1)
+            log = harness.log_path.read_text(errors="replace")
+            errors = [line for line in log.splitlines() if '"level": "ERROR"' in line]
+            logged = len(errors) == 1 and "turn failed (trace" in errors[0] and "disk image is malformed" in errors[0]
+            report.add("stores", "damaged knowledge store: the log", f"{len(errors)} ERROR record(s), with the trace "
+                       f"id and the cause: {logged}", logged)
+    finally:
+        harness.stop()
 
 
 # --- Teams with credentials ---------------------------------------------------------------------------------------
@@ -644,6 +702,8 @@ def run(workdir: Path, kill9: bool, report: Report, before: str | None = None) -
                 teams_anonymous_attacks(main, report)
         finally:
             main.stop()
+    with group(report, "stores", None):
+        store_attacks(workdir / "stores", store, report)
     if before:
         report.not_run("teams", "Teams auth (benchmarks/attack_teams_auth.py)",
                        "its servers always run this tree's code (PYTHONPATH of their own)")
