@@ -3,16 +3,30 @@ know rather than quote something loosely related (calibration in benchmarks/RESU
 
 from __future__ import annotations
 
+import logging
+
+from rag.answerability import unanswerable_reason
 from rag.bm25 import query_stems, stemmed
 from rag.models import SearchHit
 
+log = logging.getLogger(__name__)
+
 SECTIONS_CHECKED = 3
+MIN_WORDS_FOUND = 2
 
 
 def evidence(question: str, standalone: str, hits: list[SearchHit]) -> float:
     """Coverage of the standalone question, or of the question as asked when that is better: a follow-up
     rewritten with earlier questions has more words than any one section covers, yet its own words may all be
-    there. A question of fewer than two topic words cannot vouch for itself."""
+    there. A question of fewer than two topic words cannot vouch for itself. A question that asks for a fact the
+    sections cannot hold (a phone number, this year's figure, how to get into another program) has none."""
+    # The question as asked, and the standalone one only when it is not the thread's questions with this one
+    # appended (then an earlier turn's request would count again).
+    for text in [question] + ([standalone] if question.strip() not in standalone else []):
+        reason = unanswerable_reason(text, hits)
+        if reason:
+            log.info("no evidence: the question %s", reason)
+            return 0.0
     own = coverage(question, hits) if len(set(query_stems(question))) >= 2 else 0.0
     return max(own, coverage(standalone, hits)) if standalone != question else coverage(question, hits)
 
@@ -25,6 +39,9 @@ def coverage(question: str, hits: list[SearchHit]) -> float:
         return 0.0
     best = 0.0
     for hit in hits[:SECTIONS_CHECKED]:
-        words = set(stemmed(hit.chunk.index_text))
-        best = max(best, len(terms & words) / len(terms))
+        found = len(terms & set(stemmed(hit.chunk.index_text)))
+        # One shared word is chance ("capital" of France in a page on capital gains): at least two, when the
+        # question has two.
+        if found >= min(MIN_WORDS_FOUND, len(terms)):
+            best = max(best, found / len(terms))
     return best

@@ -137,7 +137,7 @@ def _items_after(pieces: list[_Piece], lead: _Piece) -> list[_Piece]:
 
 
 class ExtractiveAnswerer:
-    def __init__(self, embedder: Embedder, min_coverage: float = 0.6) -> None:
+    def __init__(self, embedder: Embedder, min_coverage: float = 0.2) -> None:
         self.embedder = embedder
         self.min_coverage = min_coverage  # NAVIBOT_MIN_COVERAGE, calibrated in benchmarks/RESULTS.md
 
