@@ -38,6 +38,7 @@ from rag.evaluation import (
     read_questions,
     squash,
 )
+from rag.evidence import evidence
 from rag.moods import MoodBook, MoodFileError
 from rag.paragraphs import rank_paragraphs
 from rag.redaction import redact
@@ -212,7 +213,7 @@ def cmd_eval(args: argparse.Namespace, settings: Settings) -> int:
                 paragraphs = [p.sub for p in rank_paragraphs(rewrite.standalone, hits, core.embedder,
                                                              expansion=expansion)]
                 return EvalTurn(hits, rewrite.standalone, outcome.text, outcome.kind != "answer", outcome.citations,
-                                paragraphs)
+                                paragraphs, evidence(question, rewrite.standalone, hits[:engine.top_k]))
 
             try:
                 report = (evaluate_sections(questions, run, args.out) if sectioned

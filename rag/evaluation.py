@@ -145,6 +145,7 @@ class EvalTurn:
     no_answer: bool
     citations: list[Citation]
     paragraphs: list[SubChunk] = field(default_factory=list)  # best first; default: the hits' in reading order
+    evidence: float | None = None  # what the no-answer gate saw (rag.evidence), for calibration tables
 
     def ranked_paragraphs(self) -> list[SubChunk]:
         return self.paragraphs or [s for h in self.hits for s in h.chunk.subchunks]
@@ -389,8 +390,27 @@ def evaluate_sections(questions: list[dict[str, Any]], run: Run, out_path: Path)
                            for h in turn.hits[:5]],
                 "answer": turn.answer,
                 "no_answer": turn.no_answer,
+                "answerable": gold.answerable,
+                "first_turn": not history,
+                "evidence": turn.evidence,
                 "citations": [{"doc_id": c.doc_id, "sub_id": c.sub_id, "where": _where(c.heading_path),
                                "correct": gold.correct(c), "quote": c.quote} for c in turn.citations],
             }
             out.write(json.dumps(record, ensure_ascii=False) + "\n")
     return report
+
+
+def calibration(records: list[dict[str, Any]], thresholds: list[float],
+                used: float) -> list[tuple[float, float, float]]:
+    """For each no-answer threshold on the evidence (records written by evaluate_sections, run with threshold
+    `used`): the answered share of answerable questions and the refused share of unanswerable ones. A question
+    refused for another reason although its evidence passed (no citation survived the rail) stays refused; one
+    refused by the gate is counted as answered below its evidence."""
+    def refused(r: dict[str, Any], t: float) -> bool:
+        seen = r["evidence"] if r["evidence"] is not None else 0.0
+        return seen < t or (r["no_answer"] and seen >= used)
+
+    answerable = [r for r in records if r["answerable"]]
+    unanswerable = [r for r in records if not r["answerable"]]
+    return [(t, sum(not refused(r, t) for r in answerable) / max(len(answerable), 1),
+             sum(refused(r, t) for r in unanswerable) / max(len(unanswerable), 1)) for t in thresholds]

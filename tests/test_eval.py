@@ -321,3 +321,15 @@ def test_eval_command_reports_a_bad_gold_path(tmp_path: Path, capsys: pytest.Cap
     assert main(["eval", "--corpus", str(corpus), "--questions", str(questions),
                  "--out", str(tmp_path / "o.jsonl")]) == 2
     assert "x1: not a paragraph path: 'b.2'" in capsys.readouterr().err
+
+
+def test_calibration_table_counts_both_kinds_of_question() -> None:
+    from rag.evaluation import calibration
+
+    def rec(answerable: bool, evidence: float, no_answer: bool) -> dict[str, object]:
+        return {"answerable": answerable, "evidence": evidence, "no_answer": no_answer}
+
+    records = [rec(True, 0.8, False), rec(True, 0.3, False), rec(True, 0.9, True),  # the last: the rail refused
+               rec(False, 0.0, True), rec(False, 0.5, False)]
+    rows = calibration(records, [0.0, 0.4, 0.6], used=0.2)  # type: ignore[arg-type]
+    assert rows == [(0.0, pytest.approx(2 / 3), 0.0), (0.4, pytest.approx(1 / 3), 0.5), (0.6, pytest.approx(1 / 3), 1.0)]
