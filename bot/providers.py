@@ -13,6 +13,7 @@ from rag.answering import Answerer, FallbackAnswerer
 from rag.embedding import Embedder, WordLlamaEmbedder
 from rag.engine import Reranker
 from rag.extractive import ExtractiveAnswerer
+from rag.glossary import Glossary
 from rag.rewrite import CachedTitles, HeuristicRewriter, Rewriter
 from rag.store import EmbeddingMismatch, KnowledgeStore
 
@@ -61,11 +62,12 @@ def make_rewriter(settings: Settings, titles: CachedTitles) -> Rewriter:
     return offline
 
 
-def make_answerer(settings: Settings, embedder: Embedder) -> Answerer:
+def make_answerer(settings: Settings, embedder: Embedder, glossary: Glossary | None = None) -> Answerer:
     # The extractive answerer scores a few dozen sentences per turn: with the bundled model, not a hosted one
     # (a call per turn saved, and it still works when the embedding provider is down: it is the fallback).
+    # The glossary (the retriever's) lets it rank paragraphs by the policy terms a navigator's words map to.
     extractive = ExtractiveAnswerer(embedder if isinstance(embedder, WordLlamaEmbedder) else WordLlamaEmbedder(),
-                                    settings.min_coverage)
+                                    settings.min_coverage, glossary)
     if settings.llm == "gemini":
         from rag.providers.gemini import GeminiAnswerer
 

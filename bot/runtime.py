@@ -72,7 +72,8 @@ def build_engine(core: Core) -> Engine:
     # Only titles every chat may see: the rewriter's topic test must not reveal that a restricted title exists.
     titles = CachedTitles(lambda: [d.title for d in core.store.documents() if is_public(d.groups)])
     settings = core.settings
-    return Engine(core.retriever, make_rewriter(settings, titles), make_answerer(settings, core.embedder),
+    answerer = make_answerer(settings, core.embedder, core.retriever.glossary)
+    return Engine(core.retriever, make_rewriter(settings, titles), answerer,
                   top_k=settings.top_k, reranker=make_reranker(settings),
                   rerank_candidates=settings.rerank_candidates, turn_deadline_seconds=settings.turn_deadline_seconds,
                   redact=redact if settings.redact_outbound else None)

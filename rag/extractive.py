@@ -17,6 +17,7 @@ from rag.bm25 import query_stems, stemmed
 from rag.citations import Draft
 from rag.embedding import Embedder
 from rag.models import SubChunk
+from rag.glossary import Glossary
 from rag.paragraphs import rank_paragraphs
 from rag.sentences import reading_sentences
 from rag.terms import tokens
@@ -137,8 +138,9 @@ def _items_after(pieces: list[_Piece], lead: _Piece) -> list[_Piece]:
 
 
 class ExtractiveAnswerer:
-    def __init__(self, embedder: Embedder, min_coverage: float = 0.2) -> None:
+    def __init__(self, embedder: Embedder, min_coverage: float = 0.2, glossary: Glossary | None = None) -> None:
         self.embedder = embedder
+        self.glossary = glossary  # navigators' words -> the policy terms the paragraphs use (rag/glossary.py)
         self.min_coverage = min_coverage  # NAVIBOT_MIN_COVERAGE, calibrated in benchmarks/RESULTS.md
 
     def answer(self, request: AnswerRequest) -> Draft:
@@ -150,7 +152,9 @@ class ExtractiveAnswerer:
         pieces = [_Piece(text, sub, rank, order) for order, (text, sub, rank) in enumerate(texts)]
         if not pieces:
             return Draft("", [])
-        ranked = rank_paragraphs(request.standalone, request.hits, self.embedder, sections=CHUNKS_READ)
+        expansion = self.glossary.expand(request.standalone).text if self.glossary is not None else ""
+        ranked = rank_paragraphs(request.standalone, request.hits, self.embedder, sections=CHUNKS_READ,
+                                 expansion=expansion)
         self._score(request.question, request.standalone, pieces,
                     {p.sub.sub_id: rank for rank, p in enumerate(ranked)})
         chosen = self._choose(pieces, mood.max_words)

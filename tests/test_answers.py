@@ -464,3 +464,21 @@ def test_an_answer_has_at_most_three_sentences(demo: Core) -> None:
     long_mood = Mood("long", "", "", max_words=400)
     text, _ = extract(demo, "must students work 20 hours a week to get SNAP?", hits, long_mood)
     assert len(reading_sentences(re.sub(r"\s?\[\d+\]", "", text))) == 3
+
+
+def test_the_glossary_terms_rank_the_paragraphs_the_answer_comes_from(demo: Core,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    from rag.glossary import Glossary
+    from rag.paragraphs import rank_paragraphs
+    # "renewal" is no word of the regulation; the glossary maps it to "recertification"
+    hits = hits_of([sub("c::0.0", "Rent that is due each month is a shelter cost."),
+                    sub("c::0.1", "Recertification must be completed before the certification period ends.")])
+    question = "when is the renewal due?"
+    assert rank_paragraphs(question, hits)[0].sub.sub_id == "c::0.0"  # the word "due" alone
+    expansion = Glossary().expand(question).text
+    assert rank_paragraphs(question, hits, expansion=expansion)[0].sub.sub_id == "c::0.1"
+    seen: list[str] = []
+    monkeypatch.setattr("rag.extractive.rank_paragraphs",
+                        lambda *a, **kw: seen.append(kw["expansion"]) or rank_paragraphs(*a, **kw))
+    ExtractiveAnswerer(demo.embedder, glossary=Glossary()).answer(AnswerRequest(question, question, [], hits, CONCISE))
+    assert seen == [expansion]  # the answerer ranks with the glossary's terms
