@@ -26,8 +26,8 @@ log = logging.getLogger(__name__)
 # much as the question itself: "emergency food stamps?" leans well toward "expedited service", a long question
 # with one synonym in it barely moves. The question is what the navigator asked; the terms are a guess at how
 # policy words it. (cfr273-dev first turns, section R@3: 0.744 without, 0.889 with; a fixed weight of 0.5 gave
-# 0.900 but cost doc2dial first turns 0.803 -> 0.790, where the pages use the navigators' own words; a plain
-# concatenation, which lets a long list of terms outweigh a short question, 0.811. benchmarks/RESULTS.md.)
+# 0.900 but cost doc2dial first turns 0.803 -> 0.790, where the pages use the navigators' own words; one text of
+# question and terms, where a long list of terms outweighs a short question, 0.856. benchmarks/RESULTS.md.)
 EXPANSION_VECTOR_WEIGHT = 0.5
 
 # Smaller than the customary 60: with four rankings, agreement at the very top should dominate
