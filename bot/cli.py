@@ -208,10 +208,12 @@ def cmd_eval(args: argparse.Namespace, settings: Settings) -> int:
                         break
                     depth *= 4
                 outcome = engine.compose(question, exchanges, rewrite, hits, mood)
-                glossary = getattr(core.retriever, "glossary", None)  # the policy terms searched with it
-                expansion = glossary.expand(rewrite.standalone).text if glossary is not None else ""
-                paragraphs = [p.sub for p in rank_paragraphs(rewrite.standalone, hits, core.embedder,
-                                                             expansion=expansion)]
+                paragraphs = []
+                if sectioned:  # paragraph hit@3 is scored on section-gold sets only
+                    glossary = getattr(core.retriever, "glossary", None)  # the policy terms searched with it
+                    expansion = glossary.expand(rewrite.standalone).text if glossary is not None else ""
+                    paragraphs = [p.sub for p in rank_paragraphs(rewrite.standalone, hits, core.embedder,
+                                                                 expansion=expansion)]
                 return EvalTurn(hits, rewrite.standalone, outcome.text, outcome.kind != "answer", outcome.citations,
                                 paragraphs, evidence(question, rewrite.standalone, hits[:engine.top_k]))
 
