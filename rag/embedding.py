@@ -30,6 +30,10 @@ class Embedder(Protocol):
         """One unit vector for a question."""
         ...
 
+    def embed_queries(self, texts: list[str]) -> np.ndarray:
+        """Unit vectors for several query texts at once (a question and its glossary terms): one model call."""
+        ...
+
 
 class EmbeddingUnavailable(RuntimeError):
     """The embedding model cannot be loaded or called; the message says what to do."""
@@ -97,3 +101,6 @@ class WordLlamaEmbedder:
 
     def embed_query(self, text: str) -> np.ndarray:
         return self.embed_documents([text])[0]
+
+    def embed_queries(self, texts: list[str]) -> np.ndarray:
+        return self.embed_documents(texts)  # static embeddings: queries and documents are embedded alike

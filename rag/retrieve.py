@@ -58,24 +58,27 @@ class Retriever:
         self.rrf_k = rrf_k
         self.glossary = glossary
 
-    def _embed(self, query: str) -> np.ndarray | None:
+    def _embed(self, texts: list[str]) -> np.ndarray | None:
+        """Query vectors for `texts` in one embedder call, or None when the embedder fails (lexical only)."""
         try:
-            return self.embedder.embed_query(query)
+            return self.embedder.embed_queries(texts)
         except EmbeddingMismatch:
             raise
         except Exception as exc:  # noqa: BLE001 - a failing embedder must not leave the navigator with nothing
             log.warning("query embedding failed (%s); using lexical search only", exc)
             return None
 
-    def _with_terms(self, vector: np.ndarray | None, expansion: Expansion) -> np.ndarray | None:
-        """The question's vector moved toward the policy terms' (a weighted average, back to unit length)."""
-        if vector is None or expansion.coverage <= 0:
+    def _query_vector(self, query: str, expansion: Expansion) -> np.ndarray | None:
+        """The question's vector, moved toward the glossary's policy terms when it has any (a weighted average,
+        back to unit length). Both texts are embedded in one call."""
+        if not expansion or expansion.coverage <= 0:
+            vectors = self._embed([query])
+            return None if vectors is None else vectors[0]
+        vectors = self._embed([query, expansion.text])
+        if vectors is None:
             return None
-        terms = self._embed(expansion.text)
-        if terms is None:
-            return vector
-        weight = min(EXPANSION_VECTOR_WEIGHT, expansion.coverage)
-        blended = np.asarray(vector, dtype=np.float32) + weight * np.asarray(terms, dtype=np.float32)
+        vector, terms = np.asarray(vectors[0], dtype=np.float32), np.asarray(vectors[1], dtype=np.float32)
+        blended = vector + min(EXPANSION_VECTOR_WEIGHT, expansion.coverage) * terms
         norm = float(np.linalg.norm(blended))
         return blended / norm if norm > 0 else vector
 
@@ -87,10 +90,9 @@ class Retriever:
         filters = Filters.of(tags, groups)
         n = max(self.candidates, k)
         expansion = self.glossary.expand(query) if self.glossary is not None else Expansion()
-        vector = self._embed(query)
+        vector = self._query_vector(query, expansion)
         if expansion:
             log.debug("glossary: %s -> %s", ", ".join(expansion.matched), expansion.text)
-            vector = self._with_terms(vector, expansion)
             query = f"{query}\n{expansion.text}"  # lexical: the question's words first, then the policy terms
         rankings_of = getattr(self.store, "candidate_rankings", None)
         if rankings_of is not None:  # a store that gets both in one round trip (MongoDB's $rankFusion)

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from bot.runtime import Core
+from rag.glossary import Glossary
 from rag.retrieve import Retriever, reciprocal_rank_fusion
 
 
@@ -70,6 +71,9 @@ class _BrokenEmbedder:
     def embed_query(self, text: str) -> np.ndarray:
         raise TimeoutError("embedding service timed out")
 
+    def embed_queries(self, texts: list[str]) -> np.ndarray:
+        raise TimeoutError("embedding service timed out")
+
 
 def test_failing_query_embedding_falls_back_to_lexical(core: Core, kb: Path, caplog: pytest.LogCaptureFixture) -> None:
     core.ingestor.ingest_paths([kb])
@@ -83,3 +87,36 @@ def test_failing_query_embedding_falls_back_to_lexical(core: Core, kb: Path, cap
 def test_empty_question_and_empty_store(core: Core) -> None:
     assert core.retriever.search("   ") == []
     assert core.retriever.search("anything at all") == []
+
+
+class _CountingEmbedder:
+    """Records each query-embedding call: a hosted embedder bills (and waits for) every round trip."""
+
+    def __init__(self, inner: object) -> None:
+        self.inner = inner
+        self.query_calls: list[list[str]] = []
+        self.name, self.dim = inner.name, inner.dim  # type: ignore[attr-defined]
+
+    def embed_documents(self, texts: list[str]) -> np.ndarray:
+        return self.inner.embed_documents(texts)  # type: ignore[attr-defined, no-any-return]
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self.embed_queries([text])[0]
+
+    def embed_queries(self, texts: list[str]) -> np.ndarray:
+        self.query_calls.append(list(texts))
+        return self.inner.embed_documents(texts)  # type: ignore[attr-defined, no-any-return]
+
+
+def test_a_question_and_its_glossary_terms_are_embedded_in_one_call(core: Core, kb: Path) -> None:
+    core.ingestor.ingest_paths([kb])
+    glossary = Glossary()
+    question = "can a green card holder get food stamps"
+    assert glossary.expand(question), "the bundled glossary maps this question's words"
+    embedder = _CountingEmbedder(core.embedder)
+    retriever = Retriever(core.store, embedder, glossary=glossary)  # type: ignore[arg-type]
+    assert retriever.search(question, k=3)
+    assert len(embedder.query_calls) == 1 and embedder.query_calls[0][0] == question
+    assert len(embedder.query_calls[0]) == 2  # the question, then the policy terms
+    retriever.search("heating bills energy crisis", k=1)
+    assert embedder.query_calls[-1] == ["heating bills energy crisis"]

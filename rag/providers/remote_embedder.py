@@ -61,8 +61,12 @@ class RemoteEmbedder[Client]:
         return self._embed(texts, self.document_task, "embed documents")
 
     def embed_query(self, text: str) -> np.ndarray:
+        return self.embed_queries([text])[0]
+
+    def embed_queries(self, texts: list[str]) -> np.ndarray:
+        """The question and its glossary terms in one request (a second call would cost a second round trip)."""
         try:
-            return self._embed([text], self.query_task, "embed query", share=QUERY_EMBED_SHARE)[0]
+            return self._embed(texts, self.query_task, "embed query", share=QUERY_EMBED_SHARE)
         except EmbeddingUnavailable as exc:
             note_fallback("embed", f"{exc}; lexical search only", logged=False)  # the Retriever logs it
             raise
