@@ -411,11 +411,13 @@ def test_navibot_serve_refuses_the_attacks_without_a_traceback(demo_store: Path,
 
 # --- the official Block Kit types ---------------------------------------------------------------------------------
 
-SLACK_TYPES_DIR = os.environ.get("NAVIBOT_SLACK_TYPES_DIR", "")
+# .ci/run installs typescript and @slack/types into tests/node (npm ci --prefix tests/node); another folder with
+# both installed can be named with NAVIBOT_SLACK_TYPES_DIR.
+SLACK_TYPES_DIR = os.environ.get("NAVIBOT_SLACK_TYPES_DIR") or str(Path(__file__).parent / "node")
 
 
 @pytest.mark.skipif(not (Path(SLACK_TYPES_DIR) / "node_modules" / "@slack" / "types").is_dir(),
-                    reason="set NAVIBOT_SLACK_TYPES_DIR to a folder where `npm install typescript @slack/types` ran")
+                    reason="run `npm ci --prefix tests/node` (as .ci/run does) for the official @slack/types check")
 def test_generated_block_kit_type_checks_against_the_official_slack_types(tmp_path: Path) -> None:
     """Every kind of message and the modal, malicious citations included, as TypeScript literals typed with
     @slack/types (KnownBlock[], ModalView): `tsc --strict --noEmit` refuses an unknown block, field or value."""
