@@ -113,6 +113,9 @@ class SearchHit:
     vector_rank: int | None = None
     lexical_rank: int | None = None
     rerank_score: float | None = None  # the reranker's relevance score, when one reordered the hits
+    # sub_id -> rank (from 0) of each of its paragraphs among all the candidates' paragraphs, as retrieval ranked
+    # them (rag/retrieve.py); empty when the store gave no paragraph evidence
+    paragraph_ranks: dict[str, int] = field(default_factory=dict)
 
     def as_dict(self, snippet_chars: int = 240) -> dict[str, Any]:
         text = self.chunk.text

@@ -1,10 +1,11 @@
 """Paragraphs (sub-chunks) of the retrieved sections, best first: what a navigator would quote.
 
 Retrieval ranks sections; a long regulation section holds dozens of paragraphs, and the one that answers is
-rarely the first. Each paragraph of the best few sections is ranked by BM25 of the question over its own
-headings and text (document frequencies over the candidates) and by vector similarity, and the two rankings
-are fused with the section's own rank, so a strong paragraph of the second section can beat a weak one of the
-first.
+rarely the first. The Retriever ranks every candidate's paragraphs from their stored sentences (rag/retrieve.py)
+and its hits carry that ranking, used as is. Hits without it are ranked here: each paragraph of the best few
+sections by BM25 of the question over its own headings and text (document frequencies over the candidates) and
+by vector similarity, the two rankings fused with the section's own rank, so a strong paragraph of the second
+section can beat a weak one of the first.
 """
 
 from __future__ import annotations
@@ -39,12 +40,15 @@ def _heading(sub: SubChunk) -> str:
 
 def rank_paragraphs(query: str, hits: list[SearchHit], embedder: Embedder | None = None,
                     sections: int = SECTIONS_READ, expansion: str = "") -> list[RankedParagraph]:
-    """The paragraphs of the top `sections` hits, best first. `expansion`: the policy terms the glossary adds
-    to the question (rag/glossary.py), searched with it."""
+    """The paragraphs of the top `sections` hits, best first. Hits from the Retriever carry its ranking of
+    every candidate paragraph, which is used as is; otherwise (hits from elsewhere) each paragraph is scored here.
+    `expansion`: the policy terms the glossary adds to the question (rag/glossary.py), searched with it."""
     subs = [(rank, sub) for rank, hit in enumerate(hits[:sections]) for sub in hit.chunk.subchunks
             if sub.text.strip()]
     if not subs:
         return []
+    if all(hit.paragraph_ranks for hit in hits[:sections]):
+        return _as_retrieved(hits[:sections], subs)
     ids = [sub.sub_id for _, sub in subs]
     terms = query_stems(f"{query} {expansion}")
     fields = [(stemmed(_heading(sub)), stemmed(sub.text)) for _, sub in subs]
@@ -72,3 +76,13 @@ def rank_paragraphs(query: str, hits: list[SearchHit], embedder: Embedder | None
     fused = dict(reciprocal_rank_fusion(rankings, weights, k=RRF_K))
     by_id = {sub.sub_id: (rank, sub) for rank, sub in subs}
     return [RankedParagraph(by_id[i][1], by_id[i][0], fused[i]) for i in sorted(fused, key=lambda x: -fused[x])]
+
+
+def _as_retrieved(hits: list[SearchHit], subs: list[tuple[int, SubChunk]]) -> list[RankedParagraph]:
+    """The paragraphs in the order retrieval ranked them among all the candidates' paragraphs (rag/retrieve.py:
+    each paragraph's sentences, by BM25 and by their stored vectors, and its section's rank); nothing is embedded
+    again. A paragraph without a sentence (none of its words indexed) goes last, in reading order."""
+    ranks = {sub_id: rank for hit in hits for sub_id, rank in hit.paragraph_ranks.items()}
+    last = len(ranks) + len(subs)
+    order = sorted(range(len(subs)), key=lambda i: ranks.get(subs[i][1].sub_id, last + i))
+    return [RankedParagraph(subs[i][1], subs[i][0], 1.0 / (1 + position)) for position, i in enumerate(order)]

@@ -6,6 +6,10 @@
    A question usually paraphrases one sentence of the page that answers it; looking only inside the candidates
    keeps this step to a few hundred sentences, whatever the size of the store.
 The four rankings are fused. On doc2dial each added ranking raised recall (see benchmarks/RESULTS.md).
+3. Paragraphs: every candidate's paragraphs ranked by their sentences (best BM25, mean stored vector) and their
+   chunk's fused rank. The chunks of the best three are put among the first five hits: a long regulation section
+   is split into many chunks, and the one holding the answering paragraph is often not among the best by its whole
+   text. Each hit carries its paragraphs' ranks, which rag/paragraphs.py uses without embedding them again.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ import numpy as np
 from rag.embedding import Embedder
 from rag.glossary import Expansion, Glossary
 from rag.models import SearchHit
+from rag.sentences import SentenceEvidence
 from rag.store import EmbeddingMismatch, Filters, KnowledgeStore
 
 log = logging.getLogger(__name__)
@@ -33,6 +38,11 @@ EXPANSION_VECTOR_WEIGHT = 0.5
 # Smaller than the customary 60: with four rankings, agreement at the very top should dominate
 # (k = 5 gave the best first-turn recall on doc2dial).
 RRF_K = 5
+# Paragraphs: their three rankings agree less than the chunks' four, so a flatter fusion (cfr273-dev first turns,
+# paragraph hit@3: k = 5 0.622, 10 0.633, 20 0.622, 40 0.589).
+PARAGRAPH_RRF_K = 10
+PULLED = 3  # the chunks of the best 3 paragraphs are put among the first PULL_WITHIN hits
+PULL_WITHIN = 5  # the hits an answer is written from (NAVIBOT_TOP_K's default)
 
 
 def reciprocal_rank_fusion(
@@ -101,10 +111,42 @@ class Retriever:
             by_vector = [cid for cid, _ in self.store.vector_search(vector, n, filters)] if vector is not None else []
             by_lexical = [cid for cid, _ in self.store.lexical_search(query, n, filters)]
         candidates = list(dict.fromkeys(by_vector + by_lexical))  # already filtered by tags and groups
-        by_sentence_lexical, by_sentence_vector = self.store.sentence_rankings(query, vector, candidates)
-        rankings = [by_vector, by_lexical, by_sentence_lexical, by_sentence_vector]
-        fused = reciprocal_rank_fusion(rankings, k=self.rrf_k)[:k]
+        evidence_of = getattr(self.store, "sentence_evidence", None)
+        if evidence_of is not None:
+            evidence = evidence_of(query, vector, candidates)
+        else:  # a store with chunk rankings only: no paragraph evidence
+            evidence = SentenceEvidence(*self.store.sentence_rankings(query, vector, candidates), [], [], {})
+        rankings = [by_vector, by_lexical, evidence.chunks_lexical, evidence.chunks_vector]
+        scores = dict(reciprocal_rank_fusion(rankings, k=self.rrf_k))
+        fused = list(scores)  # best first
+        paragraphs = rank_candidate_paragraphs(evidence, fused)
+        top = with_best_paragraphs(fused, paragraphs, evidence.chunk_of, k)
         vrank = {cid: i for i, cid in enumerate(by_vector, start=1)}
         lrank = {cid: i for i, cid in enumerate(by_lexical, start=1)}
-        chunks = {c.chunk_id: c for c in self.store.get_chunks([cid for cid, _ in fused])}
-        return [SearchHit(chunks[cid], score, vrank.get(cid), lrank.get(cid)) for cid, score in fused if cid in chunks]
+        chunks = {c.chunk_id: c for c in self.store.get_chunks(top)}
+        ranks = {sub: i for i, sub in enumerate(paragraphs)}
+        return [SearchHit(chunks[cid], scores[cid], vrank.get(cid), lrank.get(cid),
+                          paragraph_ranks={s.sub_id: ranks[s.sub_id] for s in chunks[cid].subchunks
+                                           if s.sub_id in ranks})
+                for cid in top if cid in chunks]
+
+
+def rank_candidate_paragraphs(evidence: SentenceEvidence, fused: list[str]) -> list[str]:
+    """Every candidate paragraph, best first: its best sentence's BM25, its mean sentence vector, and its
+    chunk's fused rank (a paragraph of a strong section beats a lone strong sentence elsewhere), fused by RRF."""
+    chunk_rank = {cid: i for i, cid in enumerate(fused)}
+    by_chunk = sorted(evidence.chunk_of, key=lambda sub: chunk_rank.get(evidence.chunk_of[sub], len(fused)))
+    rankings = [evidence.paragraphs_lexical, evidence.paragraphs_vector, by_chunk]
+    return [sub for sub, _ in reciprocal_rank_fusion(rankings, k=PARAGRAPH_RRF_K)] if evidence.chunk_of else []
+
+
+def with_best_paragraphs(fused: list[str], paragraphs: list[str], chunk_of: dict[str, str], k: int) -> list[str]:
+    """The top k chunks, where the chunks holding the PULLED best paragraphs are among the first PULL_WITHIN,
+    in place of the lowest of those (the best fused chunks stay, at least the first): a long section is split into
+    many chunks, and the one holding the answering paragraph is often not among the best few by its whole text."""
+    within = min(PULL_WITHIN, k)
+    kept = max(within - PULLED, 1)
+    wanted = list(dict.fromkeys(chunk_of[sub] for sub in paragraphs[:PULLED]))
+    missing = [cid for cid in wanted if cid not in fused[:within]][:within - kept]
+    head = [cid for cid in fused[:within] if cid not in missing][:within - len(missing)] + missing
+    return (head + [cid for cid in fused if cid not in head])[:k]

@@ -6,6 +6,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+import numpy as np
+
 from rag.models import Chunk
 
 _BOUNDARY = re.compile(r"(?<=[.!?])\s+")
@@ -50,3 +52,46 @@ def chunk_sentences(chunk: Chunk) -> list[Sentence]:
         for sub in chunk.subchunks
         for sentence in split_sentences(sub.text)
     ]
+
+
+@dataclass(frozen=True, slots=True)
+class SentenceEvidence:
+    """What the candidate sections' sentences say about a question, best first: the chunks ranked by their best
+    sentence (BM25, vector), and the paragraphs (sub-chunks) ranked by their best sentence's BM25 and by the
+    similarity of their mean sentence vector. Read from the vectors stored at ingest: nothing is embedded again."""
+
+    chunks_lexical: list[str]
+    chunks_vector: list[str]
+    paragraphs_lexical: list[str]
+    paragraphs_vector: list[str]
+    chunk_of: dict[str, str]  # sub_id -> chunk_id of every paragraph seen
+
+
+def rank_sentences(rows: list[tuple[str, str]], scores: np.ndarray, matrix: np.ndarray | None,
+                   vector: np.ndarray | None) -> SentenceEvidence:
+    """`rows`: (chunk_id, sub_id) of each candidate sentence, in reading order; `scores`: their BM25; `matrix`:
+    their stored vectors (one row each). A paragraph's vector is the mean of its sentences' (a long paragraph is
+    judged on all it says, not on its one closest sentence: cfr273-dev first-turn paragraph hit@3 0.567 with the
+    best sentence, 0.633 with the mean; benchmarks/RESULTS.md)."""
+    chunk_of = dict((sub, chunk) for chunk, sub in rows)
+    order = np.argsort(-scores, kind="stable")
+    chunks_lexical = list(dict.fromkeys(rows[i][0] for i in order if scores[i] > 0))
+    best: dict[str, float] = {}
+    for (_, sub), score in zip(rows, scores, strict=True):
+        if score > best.get(sub, 0.0):
+            best[sub] = float(score)
+    paragraphs_lexical = sorted(best, key=lambda s: -best[s])  # stable: reading order among ties
+    chunks_vector: list[str] = []
+    paragraphs_vector: list[str] = []
+    if vector is not None and matrix is not None and len(matrix):
+        query = np.asarray(vector, dtype=np.float32)
+        order = np.argsort(-(matrix @ query), kind="stable")
+        chunks_vector = list(dict.fromkeys(rows[i][0] for i in order))
+        subs = list(chunk_of)
+        index = {sub: i for i, sub in enumerate(subs)}
+        sums = np.zeros((len(subs), matrix.shape[1]), dtype=np.float32)
+        np.add.at(sums, [index[sub] for _, sub in rows], matrix)
+        norms = np.linalg.norm(sums, axis=1)
+        sims = (sums @ query) / np.where(norms > 0, norms, 1.0)
+        paragraphs_vector = [subs[i] for i in np.argsort(-sims, kind="stable")]
+    return SentenceEvidence(chunks_lexical, chunks_vector, paragraphs_lexical, paragraphs_vector, chunk_of)

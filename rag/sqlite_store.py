@@ -19,7 +19,7 @@ import numpy as np
 
 from rag.bm25 import bm25_scores, query_stems, stemmed
 from rag.models import Chunk, SourceDocument, SubChunk
-from rag.sentences import chunk_sentences
+from rag.sentences import SentenceEvidence, chunk_sentences, rank_sentences
 from rag.store import ChunkVectors, EmbeddingMismatch, Filters, StoredDocument
 from rag.terms import question_terms
 
@@ -331,31 +331,31 @@ class SQLiteKnowledgeStore:
 
     def sentence_rankings(self, query: str, vector: np.ndarray | None,
                           chunk_ids: list[str]) -> tuple[list[str], list[str]]:
+        evidence = self.sentence_evidence(query, vector, chunk_ids)
+        return evidence.chunks_lexical, evidence.chunks_vector
+
+    def sentence_evidence(self, query: str, vector: np.ndarray | None, chunk_ids: list[str]) -> SentenceEvidence:
         if not chunk_ids:
-            return [], []
+            return SentenceEvidence([], [], [], [], {})
         terms = query_stems(query)
         marks = ",".join("?" * len(chunk_ids))
         with self._lock:
             self._refresh_matrix()
             n_docs, avg_len = self._sentence_stats
             rows = self._db.execute(
-                f"SELECT chunk_id, head_terms, body_terms, embedding FROM sentences WHERE chunk_id IN ({marks})"
-                " ORDER BY id", chunk_ids).fetchall()
+                f"SELECT chunk_id, sub_id, head_terms, body_terms, embedding FROM sentences"
+                f" WHERE chunk_id IN ({marks}) ORDER BY id", chunk_ids).fetchall()
             df = dict(self._db.execute(
                 f"SELECT term, df FROM sentence_df WHERE term IN ({','.join('?' * len(terms))})", terms).fetchall()
             ) if terms else {}
         if not rows:
-            return [], []
-        scores = bm25_scores(terms, [(h.split(), b.split()) for _, h, b, _ in rows], df, n_docs, avg_len)
-        order = np.argsort(-scores, kind="stable")
-        by_lexical = list(dict.fromkeys(rows[i][0] for i in order if scores[i] > 0))
-        by_vector: list[str] = []
+            return SentenceEvidence([], [], [], [], {})
+        scores = bm25_scores(terms, [(h.split(), b.split()) for _, _, h, b, _ in rows], df, n_docs, avg_len)
+        matrix = None
         if vector is not None:
-            matrix = np.frombuffer(b"".join(r[3] for r in rows), dtype=np.float32).reshape(len(rows), -1)
+            matrix = np.frombuffer(b"".join(r[4] for r in rows), dtype=np.float32).reshape(len(rows), -1)
             self._check_dims(matrix.shape[1], len(vector))
-            order = np.argsort(-(matrix @ np.asarray(vector, dtype=np.float32)), kind="stable")
-            by_vector = list(dict.fromkeys(rows[i][0] for i in order))
-        return by_lexical, by_vector
+        return rank_sentences([(r[0], r[1]) for r in rows], scores, matrix, vector)
 
     def get_chunks(self, chunk_ids: list[str]) -> list[Chunk]:
         if not chunk_ids:

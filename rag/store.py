@@ -9,6 +9,7 @@ from typing import Protocol
 import numpy as np
 
 from rag.models import Chunk, SourceDocument
+from rag.sentences import SentenceEvidence
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,6 +97,10 @@ class KnowledgeStore(Protocol):
 
         BM25 uses statistics of the whole store; without a vector the second list is empty.
         """
+        ...
+
+    def sentence_evidence(self, query: str, vector: np.ndarray | None, chunk_ids: list[str]) -> SentenceEvidence:
+        """sentence_rankings, plus the candidates' paragraphs ranked by their sentences (rag.sentences)."""
         ...
 
     def get_chunks(self, chunk_ids: list[str]) -> list[Chunk]:

@@ -248,6 +248,11 @@ class Recording:
         self.seen.append(("sentence vector", vector))
         return self.store.sentence_rankings(query, vector, chunk_ids)
 
+    def sentence_evidence(self, query: str, vector: np.ndarray | None, chunk_ids: list[str]) -> Any:
+        self.seen.append(("sentences", query))
+        self.seen.append(("sentence vector", vector))
+        return self.store.sentence_evidence(query, vector, chunk_ids)
+
 
 def blended(core: Core, question: str, terms: str, weight: float = EXPANSION_VECTOR_WEIGHT) -> np.ndarray:
     vector = core.embedder.embed_query(question) + weight * core.embedder.embed_query(terms)

@@ -45,7 +45,7 @@ from rag.mongo.indexes import (
     search_index_states,
 )
 from rag.mongo.pipelines import SearchOptions
-from rag.sentences import chunk_sentences
+from rag.sentences import SentenceEvidence, chunk_sentences, rank_sentences
 from rag.store import ChunkVectors, EmbeddingMismatch, Filters, StoredDocument
 
 log = logging.getLogger(__name__)
@@ -299,31 +299,32 @@ class AsyncMongoKnowledge:
 
     async def sentence_rankings(self, query: str, vector: np.ndarray | None,
                                 chunk_ids: list[str]) -> tuple[list[str], list[str]]:
+        evidence = await self.sentence_evidence(query, vector, chunk_ids)
+        return evidence.chunks_lexical, evidence.chunks_vector
+
+    async def sentence_evidence(self, query: str, vector: np.ndarray | None,
+                                chunk_ids: list[str]) -> SentenceEvidence:
         if not chunk_ids:
-            return [], []
+            return SentenceEvidence([], [], [], [], {})
         terms = query_stems(query)
         found = await self.db[CHUNKS].find({"_id": {"$in": chunk_ids}}, {"sentences": 1}).to_list(None)
         by_id = {r["_id"]: r for r in found}
         rows = [(cid, s) for cid in chunk_ids if cid in by_id for s in by_id[cid].get("sentences", [])]
         if not rows:
-            return [], []
+            return SentenceEvidence([], [], [], [], {})
         stats = await self.db[META].find_one({"_id": "sentence_stats"}) or {}
         n_docs = int(stats.get("count", 0))
         avg_len = float(stats.get("length", 0)) / n_docs if n_docs else 0.0
         df = ({r["_id"]: int(r["df"]) for r in await self.db[TERMS].find({"_id": {"$in": terms}}).to_list(None)}
               if terms else {})
         scores = bm25_scores(terms, [(s["head"].split(), s["body"].split()) for _, s in rows], df, n_docs, avg_len)
-        order = np.argsort(-scores, kind="stable")
-        by_lexical = list(dict.fromkeys(rows[i][0] for i in order if scores[i] > 0))
-        by_vector: list[str] = []
+        matrix = None
         if vector is not None:
             matrix = np.frombuffer(b"".join(s["vector"] for _, s in rows), dtype=np.float32).reshape(len(rows), -1)
             if matrix.shape[1] != len(vector):
                 raise EmbeddingMismatch(f"query vector has {len(vector)} dims but the store holds "
                                         f"{matrix.shape[1]}-dim vectors; re-ingest with the configured model")
-            order = np.argsort(-(matrix @ np.asarray(vector, dtype=np.float32)), kind="stable")
-            by_vector = list(dict.fromkeys(rows[i][0] for i in order))
-        return by_lexical, by_vector
+        return rank_sentences([(cid, s["sub_id"]) for cid, s in rows], scores, matrix, vector)
 
     async def get_chunks(self, chunk_ids: list[str]) -> list[Chunk]:
         if not chunk_ids:
@@ -395,6 +396,9 @@ class MongoKnowledgeStore:
     def sentence_rankings(self, query: str, vector: np.ndarray | None,
                           chunk_ids: list[str]) -> tuple[list[str], list[str]]:
         return self._run(self.aio.sentence_rankings(query, vector, chunk_ids))
+
+    def sentence_evidence(self, query: str, vector: np.ndarray | None, chunk_ids: list[str]) -> SentenceEvidence:
+        return self._run(self.aio.sentence_evidence(query, vector, chunk_ids))
 
     def get_chunks(self, chunk_ids: list[str]) -> list[Chunk]:
         return self._run(self.aio.get_chunks(chunk_ids))
