@@ -32,6 +32,8 @@ SECOND_PASSAGE = 0.9  # share of the best score another paragraph needs to join 
 PHRASE_WEIGHT = 0.5
 OVERLAP_WEIGHT = 1.0
 MAX_SENTENCES = 3  # an answer is read out on a call: two or three sentences
+ITEMS_SHOWN = 2  # items of a regulation's lead-in shown after it
+MIN_ITEM_WORDS = 6  # an item trimmed shorter than this says nothing
 # What a sentence that states a rule carries: an obligation or a bar, an amount or a time, a condition, who
 # qualifies. Inside the paragraph chosen by relevance, each kind found adds RULE_WEIGHT, so the answer opens with
 # the sentence that states the rule rather than one that merely repeats the question's words. It does not
@@ -137,6 +139,37 @@ def _items_after(pieces: list[_Piece], lead: _Piece) -> list[_Piece]:
     return items
 
 
+def _sub_items(pieces: list[_Piece], lead: _Piece) -> list[_Piece]:
+    """The paragraphs one level under a lead-in's paragraph ((b)(1) → (b)(1)(i), (ii) …, stored as sub-chunks of
+    their own), most relevant first (by their best sentence), at most ITEMS_SHOWN; each as its first sentence,
+    which is the one that continues the lead-in."""
+    path = lead.sub.heading_path
+    first: dict[str, _Piece] = {}
+    score: dict[str, float] = {}
+    for piece in pieces:
+        sub = piece.sub
+        if (sub.chunk_id != lead.sub.chunk_id or len(sub.heading_path) != len(path) + 1
+                or sub.heading_path[:len(path)] != path):
+            continue
+        if sub.sub_id not in first or piece.order < first[sub.sub_id].order:
+            first[sub.sub_id] = piece
+        score[sub.sub_id] = max(score.get(sub.sub_id, piece.score), piece.score)
+    ranked = sorted(first, key=lambda sub_id: -score[sub_id])[:ITEMS_SHOWN]
+    shown = []
+    for sub_id in ranked:
+        piece = first[sub_id]
+        if _is_heading(piece):  # a titled subparagraph ("(i) Included households."): its best sentence
+            rest = [p for p in pieces if p.sub is piece.sub and p is not piece]
+            piece = max(rest, key=lambda p: p.within) if rest else piece
+        shown.append(piece)
+    return shown
+
+
+def _is_heading(piece: _Piece) -> bool:
+    """The sentence is only its paragraph's title, as the heading path shows it."""
+    return bool(piece.sub.heading_path) and piece.text.strip().rstrip(".") == piece.sub.heading_path[-1].strip()
+
+
 class ExtractiveAnswerer:
     def __init__(self, embedder: Embedder, min_coverage: float = 0.2, glossary: Glossary | None = None) -> None:
         self.embedder = embedder
@@ -207,6 +240,16 @@ class ExtractiveAnswerer:
             if lead and used + len(lead.text.split()) <= max_words:
                 chosen.append(lead)
                 used += len(lead.text.split())
+        elif best.text.rstrip().endswith(":") and not _items_after(pieces, best):
+            # A regulation's lead-in ("The following persons are exempt:") whose items are paragraphs of their own
+            # ((i), (ii) …): the items that answer best, each citing its own paragraph.
+            for item in _sub_items(pieces, best):
+                size = len(item.text.split())
+                if len(chosen) >= MAX_SENTENCES or max_words - used < MIN_ITEM_WORDS:
+                    break
+                text = _trim(item.text, max_words - used)
+                chosen.append(_Piece(text, item.sub, item.chunk_rank, item.order, item.score, item.rule))
+                used += len(text.split())
         elif best.text.rstrip().endswith(":"):  # and a lead-in ("WIC participants receive:") needs its items
             for n, item in enumerate(_items_after(pieces, best)):
                 size = len(item.text.split())
