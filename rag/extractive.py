@@ -39,17 +39,27 @@ MIN_ITEM_WORDS = 6  # an item trimmed shorter than this says nothing
 # the sentence that states the rule rather than one that merely repeats the question's words. It does not
 # choose the paragraph: on cfr273-dev, adding it to the paragraph choice cost 2 of 105 gold citations.
 RULE_WEIGHT = 0.15
+_AMOUNT_OR_TIME = re.compile(  # "$35", "20 hours", "30 days", "10 percent", "six months"
+    r"(?:\$\s?\d|\b\d+(?:[.,]\d+)?\s*(?:percent|%|days?|months?|weeks?|years?|hours?|calendar|business|times?)\b"
+    r"|\b(?:one|two|three|four|five|six|seven|ten|twelve|thirty|sixty|ninety)\s+"
+    r"(?:days?|months?|weeks?|years?|hours?)\b)",
+    re.IGNORECASE)
 _RULE_FEATURES = (
     re.compile(r"\b(?:must|shall|may not|cannot|can't|will not|is required|are required|required to|"
                r"is prohibited|prohibited)\b", re.IGNORECASE),
-    re.compile(r"(?:\$\s?\d|\b\d+(?:[.,]\d+)?\s*(?:percent|%|days?|months?|weeks?|years?|hours?|calendar|"
-               r"business|times?)\b|\b(?:one|two|three|four|five|six|seven|ten|twelve|thirty|sixty|ninety)\s+"
-               r"(?:days?|months?|weeks?|years?|hours?)\b)", re.IGNORECASE),
+    _AMOUNT_OR_TIME,
     re.compile(r"\b(?:if|unless|except|provided that|only when|as long as|until|within|no later than|before|"
                r"after)\b", re.IGNORECASE),
     re.compile(r"\b(?:eligible|ineligible|eligibility|exempt|exemption|qualif\w*|disqualif\w*|entitled|"
                r"excluded|counted|not count)\b", re.IGNORECASE),
 )
+# A question asking for a quantity ("how many days", "what age", "the minimum benefit", "the asset limit") is
+# answered by a sentence stating an amount or a time, not by one that names the topic ("inform all ABAWDs of the
+# work requirement" for "how many hours a week"): such a sentence gets QUANTITY_WEIGHT, in the paragraph choice too.
+# On cfr273-dev 0.2-0.4 all gain (odd and even qids); 0.6 starts to lose.
+QUANTITY_WEIGHT = 0.3
+_ASKS_QUANTITY = re.compile(r"\b(?:how (?:many|much|long|often|soon|old|fast)|what age|minimum|maximum|limit|"
+                            r"deadline)\b", re.IGNORECASE)
 # A sentence that only points elsewhere ("as provided in paragraph (b) of this section") states no rule itself.
 _REFERENCE_ONLY = re.compile(r"^(?:[^.]{0,80})\b(?:in accordance with|as (?:specified|provided|described) in|"
                              r"set forth in)\b[^.]{0,60}\bparagraph\b", re.IGNORECASE)
@@ -211,6 +221,7 @@ class ExtractiveAnswerer:
         sentence on part-time), plus a smaller share for the standalone question (the topic it continues), a
         preference for the best sections and paragraphs, and for sentences that state a rule."""
         asked, topic = set(query_stems(question)), set(query_stems(standalone))
+        quantity = bool(_ASKS_QUANTITY.search(question) or _ASKS_QUANTITY.search(standalone))
         vectors = self.embedder.embed_documents([p.text for p in pieces])
         similarity = vectors @ np.asarray(self.embedder.embed_query(standalone), dtype=np.float32)
         for piece, sim in zip(pieces, similarity, strict=True):
@@ -219,6 +230,7 @@ class ExtractiveAnswerer:
             rank = paragraph_rank.get(piece.sub.sub_id)
             piece.rule = 0 if _REFERENCE_ONLY.search(piece.text) else rule_features(piece.text)
             piece.score = (OVERLAP_WEIGHT * _overlap(asked, words, heading)
+                           + (QUANTITY_WEIGHT if quantity and _AMOUNT_OR_TIME.search(piece.text) else 0.0)
                            + (0.5 * OVERLAP_WEIGHT * _overlap(topic, words, heading) if topic != asked else 0.0)
                            + float(sim) + RANK_PRIOR[min(piece.chunk_rank, len(RANK_PRIOR) - 1)]
                            + (PARAGRAPH_PRIOR / (1 + rank) if rank is not None else 0.0)

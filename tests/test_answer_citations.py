@@ -77,3 +77,24 @@ def test_a_titled_subparagraph_is_shown_by_its_rule_not_its_title(answerer: Extr
     assert cited[0] == "t::0.0" and "t::0.2" in cited
     assert "must report when its monthly gross income exceeds" in text
     assert "Included households." not in sentences_of(text) and "(ii) Reporting income." not in sentences_of(text)
+
+
+def test_a_question_asking_for_a_quantity_is_answered_by_the_paragraph_that_states_one(
+        answerer: ExtractiveAnswerer, monkeypatch: pytest.MonkeyPatch) -> None:
+    heading = ["§ 273.24 Time limit for able-bodied adults."]
+    subs = [para("q::0.0", "(i) Working 20 hours per week, averaged monthly, means 80 hours a month.",
+                 "(a) Definitions", "(1)", "(i)", heading=heading),
+            para("q::0.1", "(8) The State agency shall inform each ABAWD of the work requirement and the time limit "
+                           "in writing.", "(b) General rule", "(8)", heading=heading)]
+    question = "how many hrs a week does an ABAWD have to work to keep snap"
+    one_sentence = Mood("short", "", "", max_words=16)  # room for one sentence only
+    text, cited = ask(answerer, question, hits_of(subs), one_sentence)
+    assert cited == ["q::0.0"] and text.startswith("(i) Working 20 hours per week")
+    monkeypatch.setattr("rag.extractive.QUANTITY_WEIGHT", 0.0)  # without it, the paragraph naming the topic wins
+    _, cited = ask(answerer, question, hits_of(subs), one_sentence)
+    assert cited == ["q::0.1"]
+    # A question that asks for no quantity is not steered to amounts.
+    monkeypatch.undo()
+    _, cited = ask(answerer, "does the state have to tell each ABAWD about the work requirement in writing?",
+                   hits_of(subs), one_sentence)
+    assert cited == ["q::0.1"]

@@ -454,6 +454,7 @@ def test_the_answer_opens_with_the_sentence_that_states_the_rule(demo: Core,
     text, _ = extract(demo, question, hits, one_sentence)
     assert text.startswith(RULE[:40]) and ECHO not in text
     monkeypatch.setattr("rag.extractive.RULE_WEIGHT", 0.0)  # without the rule preference the echo wins
+    monkeypatch.setattr("rag.extractive.QUANTITY_WEIGHT", 0.0)  # (and the amount a question on a limit asks for)
     text, _ = extract(demo, question, hits, one_sentence)
     assert text.startswith(ECHO[:40])
 
