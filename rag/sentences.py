@@ -89,8 +89,10 @@ def rank_sentences(rows: list[tuple[str, str]], scores: np.ndarray, matrix: np.n
         chunks_vector = list(dict.fromkeys(rows[i][0] for i in order))
         subs = list(chunk_of)
         index = {sub: i for i, sub in enumerate(subs)}
-        sums = np.zeros((len(subs), matrix.shape[1]), dtype=np.float32)
-        np.add.at(sums, [index[sub] for _, sub in rows], matrix)
+        owner = np.array([index[sub] for _, sub in rows])
+        order = np.argsort(owner, kind="stable")  # a paragraph's sentences together (they already are, in order)
+        starts = np.flatnonzero(np.r_[True, owner[order][1:] != owner[order][:-1]])
+        sums = np.add.reduceat(matrix[order], starts, axis=0)  # one row per paragraph, in the order of `subs`
         norms = np.linalg.norm(sums, axis=1)
         sims = (sums @ query) / np.where(norms > 0, norms, 1.0)
         paragraphs_vector = [subs[i] for i in np.argsort(-sims, kind="stable")]
