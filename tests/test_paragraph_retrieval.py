@@ -17,7 +17,8 @@ from rag.mongo.connection import MongoConnection
 from rag.mongo.indexes import CHUNKS, create_or_update, search_index_models
 from rag.mongo.knowledge import MongoKnowledgeStore
 from rag.paragraphs import rank_paragraphs
-from rag.retrieve import rank_candidate_paragraphs, with_best_paragraphs
+from rag.models import Chunk
+from rag.retrieve import rank_candidate_paragraphs, section_of, with_another_section, with_best_paragraphs
 from rag.sentences import SentenceEvidence, rank_sentences
 from rag.sqlite_store import SQLiteKnowledgeStore
 from rag.store import Filters
@@ -122,3 +123,23 @@ def test_mongo_sentence_evidence_is_the_sqlite_stores(core: Core) -> None:
         assert mongo.sentence_rankings(question, vector, chunk_ids) == (ours.chunks_lexical, ours.chunks_vector)
     finally:
         mongo.close()
+
+
+def _chunk(chunk_id: str, *heading: str, doc: str = "reg") -> Chunk:
+    return Chunk(chunk_id=chunk_id, doc_id=doc, ordinal=0, title="7 CFR 273", heading_path=list(heading), subchunks=[])
+
+
+def test_the_first_three_hits_are_not_all_one_section_when_another_is_close() -> None:
+    work = [_chunk(f"w{i}", "Subpart C", "§ 273.7 Work provisions.", f"({x})") for i, x in enumerate("abcd")]
+    abawd = _chunk("t", "Subpart G", "§ 273.24 Time limit for able-bodied adults.", "(b)")
+    # Three chunks of § 273.7 first: the runner-up section (5th) takes the third place, the rest keep their order.
+    assert with_another_section([*work, abawd]) == ["w0", "w1", "t", "w2", "w3"]
+    assert with_another_section([work[0], abawd, *work[1:]]) == ["w0", "t", "w1", "w2", "w3"]  # already varied
+    assert with_another_section([*work, _chunk("x", "Subpart C", "§ 273.7 Work provisions.", "(e)"), abawd]) == \
+        ["w0", "w1", "w2", "w3", "x", "t"]  # no other section among the first five: nothing moves
+    assert with_another_section(work[:3]) == ["w0", "w1", "w2"]
+    # Outside a regulation a section is the document's first heading; another document is another section.
+    pages = [_chunk(f"p{i}", "Apply", f"Step {i}", doc="page") for i in range(3)]
+    assert with_another_section([*pages, _chunk("q", "Apply", doc="other")]) == ["p0", "p1", "q", "p2"]
+    assert with_another_section([*pages, _chunk("r", "Eligibility", doc="page")]) == ["p0", "p1", "r", "p2"]
+    assert section_of(abawd) == ("reg", "273.24") and section_of(_chunk("z")) == ("reg", "")
