@@ -247,6 +247,14 @@ class SectionGold:
                 return True
         return False
 
+    def paragraph_rank(self, paragraphs: list[SubChunk], k: int = 10) -> int | None:
+        """1-based rank of the first of the top-k paragraphs that paragraph_hit counts (what an answer could cite)."""
+        for rank, sub in enumerate(paragraphs[:k], start=1):
+            section, labels = location(sub.heading_path)
+            if section == self.section and any(near(labels, gold) for gold in self.paths):
+                return rank
+        return None
+
     def correct(self, citation: Citation) -> bool:
         """A citation whose location equals a gold path or lies inside one."""
         section, labels = location(citation.heading_path)
@@ -386,6 +394,7 @@ def evaluate_sections(questions: list[dict[str, Any]], run: Run, out_path: Path)
                 "paragraphs": [_where(s.heading_path) for s in paragraphs[:5]],
                 "section_rank": gold.section_rank(turn.hits) if gold.answerable else None,
                 "paragraph_hit@3": gold.paragraph_hit(paragraphs) if gold.answerable else None,
+                "gold_paragraph_rank": gold.paragraph_rank(paragraphs) if gold.answerable else None,
                 "chunks": [{"chunk_id": h.chunk.chunk_id, "doc_id": h.chunk.doc_id, "text": h.chunk.text}
                            for h in turn.hits[:5]],
                 "answer": turn.answer,
