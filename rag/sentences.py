@@ -73,26 +73,26 @@ def rank_sentences(rows: list[tuple[str, str]], scores: np.ndarray, matrix: np.n
     their stored vectors (one row each). A paragraph's vector is the mean of its sentences' (a long paragraph is
     judged on all it says, not on its one closest sentence: cfr273-dev first-turn paragraph hit@3 0.567 with the
     best sentence, 0.633 with the mean; benchmarks/RESULTS.md)."""
-    chunk_of = dict((sub, chunk) for chunk, sub in rows)
-    order = np.argsort(-scores, kind="stable")
-    chunks_lexical = list(dict.fromkeys(rows[i][0] for i in order if scores[i] > 0))
-    best: dict[str, float] = {}
-    for (_, sub), score in zip(rows, scores, strict=True):
-        if score > best.get(sub, 0.0):
-            best[sub] = float(score)
-    paragraphs_lexical = sorted(best, key=lambda s: -best[s])  # stable: reading order among ties
+    chunk_of = {sub: chunk for chunk, sub in rows}
+    index: dict[str, int] = {}
+    owner = np.fromiter((index.setdefault(sub, len(index)) for _, sub in rows), dtype=np.intp, count=len(rows))
+    subs = list(index)  # paragraphs in reading order; `owner` numbers each sentence's paragraph
+    # A paragraph's sentences are stored together, so `owner` rarely needs sorting; reduceat sums each run.
+    grouped = bool(np.all(owner[1:] >= owner[:-1]))
+    order = np.arange(len(rows)) if grouped else np.argsort(owner, kind="stable")
+    runs = owner[order]
+    starts = np.flatnonzero(np.r_[True, runs[1:] != runs[:-1]])
+    by_score = np.argsort(-scores, kind="stable")
+    chunks_lexical = list(dict.fromkeys(rows[i][0] for i in by_score if scores[i] > 0))
+    best = np.maximum.reduceat(np.asarray(scores, dtype=np.float64)[order], starts)
+    paragraphs_lexical = [subs[i] for i in np.argsort(-best, kind="stable") if best[i] > 0]
     chunks_vector: list[str] = []
     paragraphs_vector: list[str] = []
     if vector is not None and matrix is not None and len(matrix):
         query = np.asarray(vector, dtype=np.float32)
-        order = np.argsort(-(matrix @ query), kind="stable")
-        chunks_vector = list(dict.fromkeys(rows[i][0] for i in order))
-        subs = list(chunk_of)
-        index = {sub: i for i, sub in enumerate(subs)}
-        owner = np.array([index[sub] for _, sub in rows])
-        order = np.argsort(owner, kind="stable")  # a paragraph's sentences together (they already are, in order)
-        starts = np.flatnonzero(np.r_[True, owner[order][1:] != owner[order][:-1]])
-        sums = np.add.reduceat(matrix[order], starts, axis=0)  # one row per paragraph, in the order of `subs`
+        by_similarity = np.argsort(-(matrix @ query), kind="stable")
+        chunks_vector = list(dict.fromkeys(rows[i][0] for i in by_similarity))
+        sums = np.add.reduceat(matrix if grouped else matrix[order], starts, axis=0)  # one row per paragraph
         norms = np.linalg.norm(sums, axis=1)
         sims = (sums @ query) / np.where(norms > 0, norms, 1.0)
         paragraphs_vector = [subs[i] for i in np.argsort(-sims, kind="stable")]
