@@ -91,6 +91,7 @@ def test_a_question_asking_for_a_quantity_is_answered_by_the_paragraph_that_stat
     text, cited = ask(answerer, question, hits_of(subs), one_sentence)
     assert cited == ["q::0.0"] and text.startswith("(i) Working 20 hours per week")
     monkeypatch.setattr("rag.extractive.QUANTITY_WEIGHT", 0.0)  # without it, the paragraph naming the topic wins
+    monkeypatch.setattr("rag.extractive.SECOND_PASSAGE", 1.01)  # (alone: it would join as a close second)
     _, cited = ask(answerer, question, hits_of(subs), one_sentence)
     assert cited == ["q::0.1"]
     # A question that asks for no quantity is not steered to amounts.
@@ -98,3 +99,46 @@ def test_a_question_asking_for_a_quantity_is_answered_by_the_paragraph_that_stat
     _, cited = ask(answerer, "does the state have to tell each ABAWD about the work requirement in writing?",
                    hits_of(subs), one_sentence)
     assert cited == ["q::0.1"]
+
+
+LONG_RULE = ("(ii) A student enrolled at least half-time in an institution of higher education is eligible to "
+             "participate in SNAP if the student is employed for a minimum of 20 hours per week and is paid for such "
+             "employment or, if self-employed, is employed for a minimum of 20 hours per week and receives weekly "
+             "earnings at least equal to the Federal minimum wage multiplied by 20 hours.")
+LONG_NEIGHBOUR = ("(iii) A student enrolled at least half-time in an institution of higher education is eligible to "
+                  "participate in SNAP if the student participates in a State or federally financed work study "
+                  "program during the regular school year, as long as the student is approved for work study at "
+                  "the time of application for SNAP and the school term has begun.")
+
+
+QUESTION_BOTH = "half-time student works 20 hrs a week or does work study, can they get snap?"
+
+
+def test_a_close_second_paragraph_gets_room_in_the_answer_with_its_own_citation(
+        answerer: ExtractiveAnswerer) -> None:
+    heading = ["§ 273.5 Students."]
+    hits = hits_of([para("s::0.0", LONG_RULE, "(b) Exemptions", "(5)", heading=heading)],
+                   [para("s::1.0", LONG_NEIGHBOUR, "(b) Exemptions", "(7)", heading=heading)])
+    text, cited = ask(answerer, QUESTION_BOTH, hits)
+    # Each sentence alone is longer than half the answer: both are trimmed so that both paragraphs are cited,
+    # the best first (here the second hit's), each sentence from the paragraph it cites.
+    assert cited == ["s::1.0", "s::0.0"]
+    first, second = sentences_of(text)
+    assert first.endswith("…") and LONG_NEIGHBOUR.startswith(first.rstrip("…"))
+    assert second.endswith("…") and LONG_RULE.startswith(second.rstrip("…"))
+    assert len(re.sub(r"\s?\[\d+\]", "", text).split()) <= CONCISE.max_words
+
+
+def test_a_sentence_after_a_trimmed_one_starts_a_line_so_the_rail_checks_it_against_its_own_paragraph(
+        answerer: ExtractiveAnswerer) -> None:
+    from rag.citations import check
+    heading = ["§ 273.5 Students."]
+    hits = hits_of([para("s::0.0", LONG_RULE, "(b) Exemptions", "(5)", heading=heading)],
+                   [para("s::1.0", LONG_NEIGHBOUR, "(b) Exemptions", "(7)", heading=heading)])
+    draft = answerer.answer(AnswerRequest(QUESTION_BOTH, QUESTION_BOTH, [], hits, CONCISE))
+    # "…" is no sentence end for the rail: on one line, "… [1] (ii) A student … 20 hours …" would be read as one
+    # sentence, and a number stated after the "…" checked against the first paragraph as well.
+    first, second = draft.text.split("\n")
+    assert first.endswith("… [1]") and second.endswith("… [2]")
+    checked = check(draft, hits)
+    assert checked.unsupported == [] and [c.sub_id for c in checked.citations] == ["s::1.0", "s::0.0"]
