@@ -58,8 +58,8 @@ _RULE_FEATURES = (
 # work requirement" for "how many hours a week"): such a sentence gets QUANTITY_WEIGHT, in the paragraph choice too.
 # On cfr273-dev 0.2-0.4 all gain (odd and even qids); 0.6 starts to lose.
 QUANTITY_WEIGHT = 0.3
-_ASKS_QUANTITY = re.compile(r"\b(?:how (?:many|much|long|often|soon|old|fast)|what age|minimum|maximum|limit|"
-                            r"deadline)\b", re.IGNORECASE)
+_ASKS_QUANTITY = re.compile(r"\b(?:how (?:many|much|long|often|soon|old|fast|high)|what (?:ages?|amount|"
+                            r"percent(?:age)?)|minimum|maximum|max|min|limit|cap|deadline)\b", re.IGNORECASE)
 # A sentence that only points elsewhere ("as provided in paragraph (b) of this section") states no rule itself.
 _REFERENCE_ONLY = re.compile(r"^(?:[^.]{0,80})\b(?:in accordance with|as (?:specified|provided|described) in|"
                              r"set forth in)\b[^.]{0,60}\bparagraph\b", re.IGNORECASE)

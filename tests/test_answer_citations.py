@@ -142,3 +142,17 @@ def test_a_sentence_after_a_trimmed_one_starts_a_line_so_the_rail_checks_it_agai
     assert first.endswith("… [1]") and second.endswith("… [2]")
     checked = check(draft, hits)
     assert checked.unsupported == [] and [c.sub_id for c in checked.citations] == ["s::1.0", "s::0.0"]
+
+
+@pytest.mark.parametrize("question", ["what ages does the abawd rule apply to", "how old do you have to be",
+                                      "what amount can they take out", "whats the max benefit", "how many days",
+                                      "is there a cap on the shelter deduction", "whats the deadline"])
+def test_questions_asking_for_a_quantity(question: str) -> None:
+    from rag.extractive import _ASKS_QUANTITY
+    assert _ASKS_QUANTITY.search(question)
+
+
+@pytest.mark.parametrize("question", ["who is exempt from work rules", "can she get snap", "how do i apply"])
+def test_questions_asking_for_no_quantity(question: str) -> None:
+    from rag.extractive import _ASKS_QUANTITY
+    assert not _ASKS_QUANTITY.search(question)
