@@ -65,3 +65,32 @@ def bm25_scores(terms: Sequence[str], fields: Sequence[tuple[Sequence[str], Sequ
                 total += term_idf * freq * (K1 + 1) / (freq + norm)
         scores[i] = total
     return scores
+
+
+def _padded(joined: str) -> str:
+    """" a  b  a " for "a b a": every stem between its own spaces, so str.count finds each one, side by side too."""
+    return f" {joined.replace(' ', '  ')} "
+
+
+def bm25_scores_joined(terms: Sequence[str], fields: Sequence[tuple[str, str]], df: dict[str, int], n_docs: int,
+                       avg_len: float, weights: tuple[float, float] = (2.0, 1.0)) -> np.ndarray:
+    """`bm25_scores` over space-joined stems, as the stores keep them: the same scores, bit for bit, counted in the
+    strings instead of lists split from them (splitting every candidate sentence was a fifth of a search)."""
+    scores = np.zeros(len(fields))
+    if not terms or not fields or n_docs == 0:
+        return scores
+    idfs = {f" {t} ": idf(n_docs, df.get(t, 0)) for t in terms if df.get(t, 0) > 0}
+    if not idfs:
+        return scores
+    avg_len = avg_len or 1.0
+    for i, (head, body) in enumerate(fields):
+        length = (head.count(" ") + 1 if head else 0) + (body.count(" ") + 1 if body else 0)
+        norm = K1 * (1 - B + B * length / avg_len)
+        padded_head, padded_body = _padded(head), _padded(body)
+        total = 0.0
+        for term, term_idf in idfs.items():
+            freq = weights[0] * padded_head.count(term) + weights[1] * padded_body.count(term)
+            if freq:
+                total += term_idf * freq * (K1 + 1) / (freq + norm)
+        scores[i] = total
+    return scores

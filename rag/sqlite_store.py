@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from rag.bm25 import bm25_scores, query_stems, stemmed
+from rag.bm25 import bm25_scores_joined, query_stems, stemmed
 from rag.models import Chunk, SourceDocument, SubChunk
 from rag.sentences import SentenceEvidence, chunk_sentences, rank_sentences
 from rag.store import ChunkVectors, EmbeddingMismatch, Filters, StoredDocument
@@ -350,7 +350,7 @@ class SQLiteKnowledgeStore:
             ) if terms else {}
         if not rows:
             return SentenceEvidence([], [], [], [], {})
-        scores = bm25_scores(terms, [(h.split(), b.split()) for _, _, h, b, _ in rows], df, n_docs, avg_len)
+        scores = bm25_scores_joined(terms, [(h, b) for _, _, h, b, _ in rows], df, n_docs, avg_len)
         matrix = None
         if vector is not None:
             matrix = np.frombuffer(b"".join(r[4] for r in rows), dtype=np.float32).reshape(len(rows), -1)

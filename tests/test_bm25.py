@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import math
+import random
 import sys
 import threading
 
+import numpy as np
 import pytest
 
 from rag import bm25
-from rag.bm25 import K1, B, bm25_scores, idf, query_stems, stemmed
+from rag.bm25 import K1, B, bm25_scores, bm25_scores_joined, idf, query_stems, stemmed
 from rag.models import Chunk, SubChunk
 from rag.sentences import chunk_sentences, split_sentences
 
@@ -81,3 +83,17 @@ def test_stemming_from_many_threads_at_once_is_right_and_never_raises() -> None:
     finally:
         sys.setswitchinterval(interval)
     assert not failures and not wrong, (failures[:3], wrong[:3])
+
+
+def test_scores_over_joined_stems_equal_the_scores_over_token_lists() -> None:
+    """The stores keep each sentence's stems space-joined; counting in those strings must give the very same scores
+    as the split lists (repeated and neighbouring terms, empty heads and bodies included)."""
+    rng = random.Random(7)
+    vocab = [f"w{i}" for i in range(25)] + ["a", "aa", "aaa"]  # stems that are substrings of one another
+    for _ in range(200):
+        fields = [(" ".join(rng.choices(vocab, k=rng.randint(0, 6))), " ".join(rng.choices(vocab, k=rng.randint(0, 30))))
+                  for _ in range(30)]
+        terms = rng.sample(vocab, 6)
+        df = {t: rng.randint(0, 40) for t in vocab}
+        expected = bm25_scores(terms, [(h.split(), b.split()) for h, b in fields], df, 100, 15.0)
+        assert np.array_equal(bm25_scores_joined(terms, fields, df, 100, 15.0), expected)

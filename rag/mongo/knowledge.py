@@ -31,7 +31,7 @@ from pymongo import DeleteMany, ReplaceOne, UpdateOne
 from pymongo.asynchronous.database import AsyncDatabase
 from pymongo.errors import OperationFailure, PyMongoError
 
-from rag.bm25 import bm25_scores, query_stems, stemmed
+from rag.bm25 import bm25_scores_joined, query_stems, stemmed
 from rag.models import Chunk, SourceDocument, SubChunk
 from rag.mongo import pipelines
 from rag.mongo.connection import MongoConfig, MongoConnection, MongoUnavailable
@@ -317,7 +317,7 @@ class AsyncMongoKnowledge:
         avg_len = float(stats.get("length", 0)) / n_docs if n_docs else 0.0
         df = ({r["_id"]: int(r["df"]) for r in await self.db[TERMS].find({"_id": {"$in": terms}}).to_list(None)}
               if terms else {})
-        scores = bm25_scores(terms, [(s["head"].split(), s["body"].split()) for _, s in rows], df, n_docs, avg_len)
+        scores = bm25_scores_joined(terms, [(s["head"], s["body"]) for _, s in rows], df, n_docs, avg_len)
         matrix = None
         if vector is not None:
             matrix = np.frombuffer(b"".join(s["vector"] for _, s in rows), dtype=np.float32).reshape(len(rows), -1)
