@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from bot.cli import demo_kb_path
-from bot.runtime import Core, build_core
+from bot.runtime import Bot, Core, build_bot, build_core
 from bot.settings import Settings
 
 
@@ -45,6 +45,16 @@ def demo_store(demo_store_file: Path, tmp_path_factory: pytest.TempPathFactory) 
 def demo(demo_store: Path) -> Iterator[Core]:
     """The demo knowledge base opened for one test module."""
     built = build_core(Settings(_env_file=None, data_dir=demo_store.parent), demo_store)  # type: ignore[call-arg]
+    yield built
+    built.close()
+
+
+@pytest.fixture
+def bot(demo_store: Path, tmp_path: Path) -> Iterator[Bot]:
+    """The whole bot on the demo pages, with its conversation store in this test's folder (a test module may
+    define its own `bot` with other settings)."""
+    built = build_bot(Settings(_env_file=None, data_dir=tmp_path), demo_store,  # type: ignore[call-arg]
+                      tmp_path / "conversations.sqlite3")
     yield built
     built.close()
 

@@ -8,7 +8,6 @@ import asyncio
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator
 from contextlib import closing
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -19,8 +18,7 @@ from adapters.teams import agent
 from benchmarks.attack_kill9 import run_kill9
 from bot.conversations import EVENT_LEASE_SECONDS
 from bot.mongo_conversations import MongoConversationStore
-from bot.runtime import Bot, build_bot
-from bot.settings import Settings
+from bot.runtime import Bot
 from bot.sqlite_conversations import SQLiteConversationStore
 from bot.turns import ReplyKind, Turn
 from rag.mongo.bridge import AsyncBridge
@@ -170,14 +168,6 @@ def test_mongodb_a_claim_of_a_dead_process_on_this_host_is_taken_over_at_once(
 
 
 # --- the handler and the adapters -----------------------------------------------------------------------------------
-
-@pytest.fixture
-def bot(demo_store: Path, tmp_path: Path) -> Iterator[Bot]:
-    built = build_bot(Settings(_env_file=None, data_dir=tmp_path), demo_store,  # type: ignore[call-arg]
-                      tmp_path / "conversations.sqlite3")
-    yield built
-    built.close()
-
 
 def test_a_failed_turn_releases_its_event_and_a_posted_reply_completes_it(bot: Bot,
                                                                          monkeypatch: pytest.MonkeyPatch) -> None:

@@ -7,7 +7,7 @@ import asyncio
 import json
 import logging
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,14 +45,6 @@ CHANNEL = "19:abc@thread.tacv2"
 ROOT = f"{CHANNEL};messageid=1700000000000"
 USER_AAD = "6a2c5b8e-1111-2222-3333-444455556666"
 STUDENTS = "Can college students get SNAP?"
-
-
-@pytest.fixture
-def bot(demo_store: Path, tmp_path: Path) -> Iterator[Bot]:
-    built = build_bot(Settings(_env_file=None, data_dir=tmp_path), demo_store,  # type: ignore[call-arg]
-                      tmp_path / "conversations.sqlite3")
-    yield built
-    built.close()
 
 
 @dataclass

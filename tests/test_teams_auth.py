@@ -28,7 +28,7 @@ from adapters.teams.settings import TeamsSettings, load_teams_settings
 from bot.cli import main
 from bot.errors import UserError
 from bot.metrics import Metrics
-from bot.runtime import Bot, build_bot
+from bot.runtime import Bot
 from bot.server import build_server_app
 from bot.settings import Settings
 from tests.fake_teams_auth import (
@@ -46,14 +46,6 @@ from tests.fake_teams_auth import feedback_click as click
 
 # Aiohttp warns about the SDK's JWT middleware storing the claims under a plain string key.
 pytestmark = pytest.mark.filterwarnings("ignore::aiohttp.web_exceptions.NotAppKeyWarning")
-
-
-@pytest.fixture
-def bot(demo_store: Path, tmp_path: Path) -> Iterator[Bot]:
-    built = build_bot(Settings(_env_file=None, data_dir=tmp_path), demo_store,  # type: ignore[call-arg]
-                      tmp_path / "conversations.sqlite3")
-    yield built
-    built.close()
 
 
 @pytest.fixture
