@@ -7,7 +7,8 @@ Every write is durable when the method returns, so a reply is never sent for a t
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import logging
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
@@ -19,6 +20,35 @@ from rag.citations import Citation
 EVENT_LEASE_SECONDS = 60.0
 # The retention (NAVIBOT_RETENTION_DAYS) is applied when a store opens and then at most this often, on a write.
 PURGE_EVERY_SECONDS = 3600.0
+
+log = logging.getLogger(__name__)
+
+
+class RetentionSchedule:
+    """When a store applies its retention: when it opens, then at most every PURGE_EVERY_SECONDS, on a write.
+    Retention must never cost a turn (or an admin command) its answer: a failure is one warning line, and the next
+    try comes an interval later, not at once."""
+
+    def __init__(self, purge: Callable[[], dict[str, int]], failures: tuple[type[Exception], ...],
+                 clock: Callable[[], float]) -> None:
+        self._purge = purge
+        self._failures = failures
+        self._clock = clock
+        self.applied_at = clock()
+
+    def apply(self) -> None:
+        self.applied_at = self._clock()
+        try:
+            removed = self._purge()
+        except self._failures as exc:
+            log.warning("conversation store: applying the retention failed: %s", exc)
+            return
+        if any(removed.values()):
+            log.info("conversation store: retention applied: %s", removed)
+
+    def apply_when_due(self) -> None:
+        if self._clock() - self.applied_at >= PURGE_EVERY_SECONDS:
+            self.apply()
 
 
 class UnknownAnswer(LookupError):

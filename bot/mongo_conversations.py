@@ -35,11 +35,11 @@ from pymongo.errors import (
 
 from bot.conversations import (
     EVENT_LEASE_SECONDS,
-    PURGE_EVERY_SECONDS,
     AnswerRecord,
     ConversationStore,
     FeedbackRecord,
     HistoryTurn,
+    RetentionSchedule,
     UnknownAnswer,
 )
 from bot.event_owners import OwnerLocks
@@ -256,6 +256,7 @@ class MongoConversationStore:
         self.owner = f"{self._host}:{self._owners.owner if self._owners else uuid.uuid4().hex[:16]}"
         self._closed = False
         self._clock = clock
+        self._purge_schedule = RetentionSchedule(self.purge, (PyMongoError,), clock)
         try:
             connection.run(ensure_conversation_indexes(connection.db, history_ttl_days, event_ttl_hours))
         except PyMongoError as exc:  # at start-up, e.g. a user without the right to create indexes: one line
@@ -264,28 +265,13 @@ class MongoConversationStore:
         except BaseException:
             connection.close()
             raise
-        self._purge_quietly()
+        self._purge_schedule.apply()
 
     def purge(self, at: datetime | None = None) -> dict[str, int]:
         """Applies the retention as of `at` (now); see `AsyncMongoConversations.purge`."""
         removed = self.connection.run(self.aio.purge(at or _now(), self.retention, self.event_ttl))
-        self._purged_at = self._clock()
+        self._purge_schedule.applied_at = self._clock()
         return removed
-
-    def _purge_quietly(self) -> None:
-        """Retention must never cost a turn its answer: a failure is one warning line, tried again in an hour."""
-        self._purged_at = self._clock()
-        try:
-            removed = self.purge()
-        except PyMongoError as exc:
-            log.warning("conversation store: applying the retention failed: %s", exc)
-            return
-        if any(removed.values()):
-            log.info("conversation store: retention applied: %s", removed)
-
-    def _maybe_purge(self) -> None:
-        if self._clock() - self._purged_at >= PURGE_EVERY_SECONDS:
-            self._purge_quietly()
 
     @classmethod
     def open(cls, config: MongoConfig, history_ttl_days: int = 30, event_ttl_hours: int = 24,
@@ -301,7 +287,7 @@ class MongoConversationStore:
         return self.connection.run(self.aio.history(conversation_key, limit))
 
     def append_turn(self, conversation_key: str, turn: HistoryTurn, keep: int) -> None:
-        self._maybe_purge()
+        self._purge_schedule.apply_when_due()
         self.connection.run(self.aio.append_turn(conversation_key, turn, keep))
 
     def clear_history(self, conversation_key: str) -> int:
@@ -325,7 +311,7 @@ class MongoConversationStore:
         self.connection.run(self.aio.release_event(platform, event_id, self.owner))
 
     def save_answer(self, record: AnswerRecord) -> None:
-        self._maybe_purge()
+        self._purge_schedule.apply_when_due()
         self.connection.run(self.aio.save_answer(record))
 
     def get_answer(self, answer_id: str) -> AnswerRecord | None:

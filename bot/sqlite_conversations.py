@@ -24,10 +24,10 @@ from typing import Any
 
 from bot.conversations import (
     EVENT_LEASE_SECONDS,
-    PURGE_EVERY_SECONDS,
     AnswerRecord,
     FeedbackRecord,
     HistoryTurn,
+    RetentionSchedule,
     UnknownAnswer,
 )
 from bot.event_owners import OwnerLocks
@@ -135,7 +135,7 @@ class SQLiteConversationStore:
         self.retention = timedelta(days=retention_days)
         self.event_ttl = min(timedelta(hours=event_ttl_hours), self.retention)
         self._clock = clock
-        self._purged_at = clock()
+        self._purge_schedule = RetentionSchedule(self.purge, (sqlite3.Error,), clock)
         self._owners = OwnerLocks(path.with_name(path.name + "-owners"))
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -149,7 +149,7 @@ class SQLiteConversationStore:
         except (OSError, sqlite3.Error) as exc:
             raise RuntimeError(f"cannot open the conversation store {path}: {exc}") from exc
         self._lock = threading.Lock()  # one connection shared by the adapters' threads
-        self._purge_quietly()
+        self._purge_schedule.apply()
 
     def _upgrade(self) -> None:
         """Files written by older versions lack columns added since: add them."""
@@ -175,7 +175,7 @@ class SQLiteConversationStore:
                 raise
 
     def _write(self, sql: str, params: tuple[object, ...]) -> sqlite3.Cursor:
-        self._maybe_purge()
+        self._purge_schedule.apply_when_due()
         with self._lock:
             return self._db.execute(sql, params)
 
@@ -193,23 +193,8 @@ class SQLiteConversationStore:
                 "UPDATE answers SET question = '', standalone = '' WHERE created < ? AND (question != ''"
                 " OR standalone != '') AND NOT EXISTS (SELECT 1 FROM feedback f WHERE f.answer_id = answers.answer_id)",
                 (cutoff,)).rowcount
-        self._purged_at = self._clock()
+        self._purge_schedule.applied_at = self._clock()
         return {"history": history, "events": events, "questions": questions}
-
-    def _purge_quietly(self) -> None:
-        """Retention must never cost a turn (or an admin command) its answer: a failure is one warning line."""
-        try:
-            removed = self.purge()
-        except sqlite3.Error as exc:
-            self._purged_at = self._clock()  # not again at once: the next try is in an hour
-            log.warning("conversation store: applying the retention failed: %s", exc)
-            return
-        if any(removed.values()):
-            log.info("conversation store: retention applied: %s", removed)
-
-    def _maybe_purge(self) -> None:
-        if self._clock() - self._purged_at >= PURGE_EVERY_SECONDS:
-            self._purge_quietly()
 
     def history(self, conversation_key: str, limit: int) -> list[HistoryTurn]:
         with self._lock:
@@ -219,7 +204,7 @@ class SQLiteConversationStore:
         return [HistoryTurn(q, s, a, json.loads(c)) for q, s, a, c in reversed(rows)]
 
     def append_turn(self, conversation_key: str, turn: HistoryTurn, keep: int) -> None:
-        self._maybe_purge()
+        self._purge_schedule.apply_when_due()
         with self._transaction():
             self._db.execute(
                 "INSERT INTO history(conversation_key, question, standalone, answer, cited_ids, created)"
@@ -250,7 +235,7 @@ class SQLiteConversationStore:
                     (preference_key, mood, now()))
 
     def claim_event(self, platform: str, event_id: str) -> bool:
-        self._maybe_purge()
+        self._purge_schedule.apply_when_due()
         owner = self._owners.hold()
         with self._transaction():
             row = self._db.execute("SELECT status, owner, lease_until FROM events WHERE platform = ? AND event_id = ?",
