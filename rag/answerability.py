@@ -103,9 +103,11 @@ def unanswerable_reason(question: str, hits: list[SearchHit]) -> str | None:
         if not any(re.search(rf"\b{year}\b", t) for t in texts):
             return f"asks for a {year} figure, which the best sections do not give"
     asked = programs_in(question)
+    if not asked or not _ACCESS.search(question):  # the sections' program matters only then (and costs ~1 ms)
+        return None
     main = _dominant_program(h.chunk.index_text for h in hits[:PROGRAM_SECTIONS])
     # A program that a best section is about by its title or headings is this knowledge base's subject too.
     headed = programs_in(" ".join(h.chunk.heading_text for h in hits[:SECTIONS_CHECKED]))
-    if asked and main is not None and not asked & ({main} | headed) and _ACCESS.search(question):
+    if main is not None and not asked & ({main} | headed):
         return f"asks about {', '.join(sorted(asked))}; the best sections are about {main}"
     return None
