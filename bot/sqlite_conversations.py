@@ -123,11 +123,6 @@ def _rating(r: tuple[Any, ...]) -> FeedbackRecord:
     return FeedbackRecord(r[0], r[1], bool(r[2]), r[3], r[4], r[5], r[6], json.loads(r[7]), r[8], r[9], r[10])
 
 
-def is_disk_full(exc: BaseException) -> bool:
-    """SQLite refused a write for lack of space (SQLITE_FULL: the disk, or the file's max_page_count)."""
-    return isinstance(exc, sqlite3.Error) and getattr(exc, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL
-
-
 class SQLiteConversationStore:
     def __init__(self, path: str | Path, retention_days: int = 30, event_ttl_hours: int = 24,
                  clock: Callable[[], float] = time.monotonic) -> None:
