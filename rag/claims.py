@@ -20,20 +20,19 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+from rag.redaction import EMAIL, MONTH_NAME  # the same shapes the redaction finds
+
 _MARKER = re.compile(r"\s?\[\d{1,3}\]")
-_EMAIL = re.compile(r"(?<![\w.+-])[\w.+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}\b")
 _URL = re.compile(r"(?i)\b(?:https?://|www\.)[^\s<>\"'`|\[\]]+"
                   r"|(?<![\w@.-])(?:[a-z0-9-]{2,63}\.)+[a-z]{2,24}\b(?:/[^\s<>\"'`|\[\]]*)?")
 _PHONE = re.compile(r"(?<![\w.,/$-])(?:\+?1[-.\s\u2010-\u2015]?)?(?:\(\d{3}\)\s?|\d{3}[-.\s\u2010-\u2015])\d{3}"
                     r"[-.\s\u2010-\u2015]\d{4}(?![\w.,/-]?\d)|(?<![\w.,/$-])\d{3}[-\u2010-\u2015]\d{4}(?![\w.,/-]?\d)")
 _MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
-_MONTH = (r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sep(?:t(?:ember)?)?"
-          r"|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)\.?")
 _DAY = r"(\d{1,2})(?:st|nd|rd|th)?"
 _DATES = [  # (pattern, order of the groups: m(onth name) / n(umeric month), d(ay), y(ear))
-    (re.compile(rf"(?i)\b({_MONTH})\s+{_DAY}(?:,?\s+(\d{{4}}))?\b"), "mdy"),
-    (re.compile(rf"(?i)\b{_DAY}\s+(?:of\s+)?({_MONTH})(?:,?\s+(\d{{4}}))?\b"), "dmy"),
-    (re.compile(rf"(?i)\b({_MONTH})\s+(\d{{4}})\b"), "my"),
+    (re.compile(rf"(?i)\b({MONTH_NAME})\s+{_DAY}(?:,?\s+(\d{{4}}))?\b"), "mdy"),
+    (re.compile(rf"(?i)\b{_DAY}\s+(?:of\s+)?({MONTH_NAME})(?:,?\s+(\d{{4}}))?\b"), "dmy"),
+    (re.compile(rf"(?i)\b({MONTH_NAME})\s+(\d{{4}})\b"), "my"),
     (re.compile(r"(?<![\d/.-])(\d{1,2})[/.-](\d{1,2})[/.-](\d{4}|\d{2})(?![\d/.-]?\d)"), "ndy"),
     (re.compile(r"(?<![\d/.-])(\d{4})-(\d{2})-(\d{2})(?![\d/.-]?\d)"), "ynd"),
 ]
@@ -113,7 +112,7 @@ def claims(sentence: str) -> list[Claim]:
     text = _MARKER.sub(" ", sentence)
     text = re.sub(r"(?m)^\s*(?:[-*+•]|\d{1,3}[.)])\s+", " ", text)  # a list's own numbering is no claim
     found: list[Claim] = []
-    for kind, pattern in (("email", _EMAIL), ("url", _URL), ("phone", _PHONE)):
+    for kind, pattern in (("email", EMAIL), ("url", _URL), ("phone", _PHONE)):
         spans = []
         for match in pattern.finditer(text):
             found.append(Claim(kind, match.group(0).rstrip(".,;:!?)")))
@@ -168,8 +167,8 @@ class Support:
 def _support_of(text: str) -> Support:
     """What one paragraph backs; cached, as the same paragraphs are cited sentence after sentence and turn after turn
     (callers never change the sets: `Support.of` copies them)."""
-    emails = [m.group(0) for m in _EMAIL.finditer(text)]
-    without_emails = _blank(text, [m.span() for m in _EMAIL.finditer(text)])
+    emails = [m.group(0) for m in EMAIL.finditer(text)]
+    without_emails = _blank(text, [m.span() for m in EMAIL.finditer(text)])
     return Support(numbers={_number(m.group(0)) for m in _NUMBER.finditer(text)}
                    | {_WORDS[w.lower()] for w in _WORD.findall(text)},
                    phones={_digits(m.group(0)) for m in _PHONE.finditer(text)},

@@ -22,7 +22,7 @@ _INVISIBLE = "\u00ad\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\ufeff"
 _ZERO_WIDTH = re.compile(rf"(?<=[\d\-.\s\u2010-\u2015\u2212])[{_INVISIBLE}]+|[{_INVISIBLE}]+(?=\d)")
 _DASH = "\\-\u2010-\u2015\u2212"  # hyphen, the Unicode hyphens and dashes (en dash, em dash), minus sign
 
-_EMAIL = re.compile(r"(?<![\w.+-])[\w.+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}\b")
+EMAIL = re.compile(r"(?<![\w.+-])[\w.+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}\b")
 # 123-45-6789 / 123.45.6789 / 123–45–6789 / 123 45 6789 (even glued to a label: "SSN123-45-6789") / 123456789
 # (nine digits standing alone); the same separator twice; not part of a longer number, amount or id.
 _SSN = re.compile(rf"(?:(?<![\d$.,/{_DASH}])\d{{3}}([{_DASH}. ])\d{{2}}\1\d{{4}}|(?<![\w$.,/{_DASH}])\d{{9}})"
@@ -43,10 +43,10 @@ _CARD = re.compile(rf"(?<![\w$.,/{_DASH}])(?:[2-6]\d{{3}}([{_DASH} ])\d{{4}}\1\d
 # lower-case "a" only glued to the digits ("a 10000000" is an article and an amount).
 _A_NUMBER = re.compile(rf"(?<![\w$.,/{_DASH}])(?:A[{_DASH}# ]?|a[{_DASH}#]?)(?:\d{{8,9}}|\d{{3}}[{_DASH} ]\d{{3}}[{_DASH} ]\d{{3}})"
                        rf"(?![\w.,/{_DASH}]?\d)(?![A-Za-z_])")
-_MONTH = (r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sep(?:t(?:ember)?)?"
+MONTH_NAME = (r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sep(?:t(?:ember)?)?"
           r"|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)\.?")
-_DATE = (rf"(?:\d{{1,2}}[/.-]\d{{1,2}}[/.-]\d{{2,4}}|\d{{4}}-\d{{2}}-\d{{2}}|{_MONTH}\s+\d{{1,2}}(?:st|nd|rd|th)?,?\s+\d{{4}}"
-         rf"|\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH},?\s+\d{{4}})")
+_DATE = (rf"(?:\d{{1,2}}[/.-]\d{{1,2}}[/.-]\d{{2,4}}|\d{{4}}-\d{{2}}-\d{{2}}|{MONTH_NAME}\s+\d{{1,2}}(?:st|nd|rd|th)?,?\s+\d{{4}}"
+         rf"|\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?{MONTH_NAME},?\s+\d{{4}})")
 _DOB = re.compile(rf"(?i)\b(d\.?o\.?b\.?|date\s+of\s+birth|birth\s*(?:date|day)|born(?:\s+on)?)"
                   rf"(\s*(?:is|:|-)?\s*)({_DATE})")
 
@@ -98,7 +98,7 @@ def redact(text: str, public: str = "") -> str:
     text = _ZERO_WIDTH.sub("", text)
     for pattern in _case_patterns:
         text = pattern.sub(lambda m: m[0] if kept(m[0]) else "[case]", text)
-    text = _EMAIL.sub(lambda m: m[0] if kept(m[0]) else "[email]", text)
+    text = EMAIL.sub(lambda m: m[0] if kept(m[0]) else "[email]", text)
     text = _DOB.sub(lambda m: m[0] if kept(m[3]) else f"{m[1]}{m[2]}[dob]", text)
     text = _A_NUMBER.sub(lambda m: m[0] if kept(m[0]) else "[a-number]", text)
     text = _CARD.sub(lambda m: m[0] if kept(m[0]) or not luhn_valid(re.sub(r"\D", "", m[0])) else "[card]", text)
