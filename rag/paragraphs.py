@@ -17,14 +17,14 @@ import numpy as np
 from rag.bm25 import bm25_scores, query_stems, stemmed
 from rag.embedding import Embedder
 from rag.models import SearchHit, SubChunk
-from rag.retrieve import reciprocal_rank_fusion
+from rag.retrieve import EXPANSION_VECTOR_WEIGHT, reciprocal_rank_fusion
 
 SECTIONS_READ = 5
 RRF_K = 5
 # The section's rank counts as a third ranking, lighter than the paragraph's own two.
 SECTION_WEIGHT = 1.0
 HEAD_WEIGHT = 2.0  # BM25 weight of a paragraph's heading words against its body's
-EXPANSION_WEIGHT = 0.5  # glossary terms in the query vector, as in rag/retrieve.py
+EXPANSION_WEIGHT = EXPANSION_VECTOR_WEIGHT  # glossary terms in the query vector, as the Retriever weighs them
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,9 +63,9 @@ def rank_paragraphs(query: str, hits: list[SearchHit], embedder: Embedder | None
     if embedder is not None:
         try:
             vectors = embedder.embed_documents([f"{_heading(sub)}\n{sub.text}" for _, sub in subs])
-            vector = np.asarray(embedder.embed_query(query), dtype=np.float32)
-            if expansion:
-                vector = vector + EXPANSION_WEIGHT * np.asarray(embedder.embed_query(expansion), dtype=np.float32)
+            queries = np.asarray(embedder.embed_queries([query, expansion] if expansion else [query]),
+                                 dtype=np.float32)  # the question and its glossary terms in one call
+            vector = queries[0] + EXPANSION_WEIGHT * queries[1] if expansion else queries[0]
             sims = vectors @ vector
             rankings.append([ids[i] for i in np.argsort(-sims, kind="stable")])
             weights.append(1.0)
