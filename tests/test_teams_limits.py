@@ -24,7 +24,7 @@ from bot.turns import Reply, ReplyKind
 from rag.citations import Citation
 from rag.engine import Outcome
 from tests.fake_connector import Call, FakeConnector
-from tests.test_teams import STUDENTS, actions, bot, card_texts, message, only_card, running  # noqa: F401
+from tests.test_teams import STUDENTS, actions, card_texts, message, only_card, running
 
 # A regulation's paragraphs: long, with section signs, dashes and quotation marks (each \u-escaped in the JSON: six
 # bytes where UTF-8 takes two or three), and deep links with text fragments, as 7 CFR 273 has them.
