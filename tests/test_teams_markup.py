@@ -144,7 +144,9 @@ def test_error_and_notice_cards_are_plain_text_too() -> None:
 @pytest.mark.parametrize("url", ["javascript:alert(1)", "JavaScript:alert(1)", "data:text/html,<b>x</b>",
                                  "file:///etc/passwd", "//evil.example/x", "/relative", "https:///no-host",
                                  "https://evil.example/a b", "https://evil.example/\nx", "vbscript:x", "", None,
-                                 "https://" + "a" * 3000 + ".example"])
+                                 "https://" + "a" * 3000 + ".example",
+                                 "https://benefits.gov/\u202egpj.exe",  # a right-to-left override disguises it
+                                 "https://benefits.gov/\u200bx"])
 def test_only_http_links_get_a_button(url: str | None) -> None:
     assert web_link(url) is None
 

@@ -10,11 +10,10 @@ links ("+N more sources"), never dropped silently.
 from __future__ import annotations
 
 import re
-import unicodedata
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlsplit
 
+from adapters.web_links import web_url
 from bot.conversations import AnswerRecord
 from bot.turns import Reply
 from rag.citations import Citation
@@ -49,18 +48,9 @@ def escape(text: str) -> str:
 
 
 def link_url(url: str | None) -> str | None:
-    """A document's URL when it may be linked: http(s) with a host, at most URL_LIMIT characters, and none of the
-    characters that end or split Slack's `<url|label>` (`<`, `>`, `|`), whitespace, control or invisible format
-    characters (a right-to-left override can disguise where a link goes). None otherwise: the source is then named
-    as text, never linked. Knowledge-base URLs are data: a crawled page chooses its own."""
-    if not url or len(url) > URL_LIMIT or any(c in "<>|" or c.isspace() or unicodedata.category(c) in {"Cc", "Cf"}
-                                             for c in url):
-        return None
-    try:
-        parts = urlsplit(url)
-    except ValueError:  # an invalid IPv6 host, say
-        return None
-    return url if parts.scheme.lower() in {"http", "https"} and parts.hostname else None
+    """A document's URL when it may be linked (adapters/web_links.py), at most URL_LIMIT characters and free of the
+    characters that end or split Slack's `<url|label>`. None otherwise: the source is then named as text."""
+    return web_url(url, URL_LIMIT, forbidden="<>|")
 
 
 def mrkdwn_link(url: str | None, label: str) -> str:

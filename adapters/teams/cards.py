@@ -19,8 +19,8 @@ from __future__ import annotations
 import json
 import re
 from typing import Any
-from urllib.parse import urlsplit
 
+from adapters.web_links import web_url
 from rag.citations import Citation
 
 CARD_CONTENT_TYPE = "application/vnd.microsoft.card.adaptive"
@@ -40,15 +40,9 @@ _STYLED = re.compile(r"\*\*(\S(?:.*?\S)?)\*\*|`([^`\n]+)`")
 
 
 def web_link(url: str | None) -> str | None:
-    """`url` if it is an absolute http(s) URL a button may open, else None (javascript:, data:, file:, relative,
-    or with spaces or control characters that a client might read differently)."""
-    if not url or len(url) > URL_CHARS or any(ch.isspace() or ord(ch) < 32 or ord(ch) == 127 for ch in url):
-        return None
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return None
-    return url if parts.scheme.lower() in ("http", "https") and parts.hostname else None
+    """`url` if a button may open it (adapters/web_links.py: absolute http(s), no whitespace, control or invisible
+    characters), else None."""
+    return web_url(url, URL_CHARS)
 
 
 def trim(text: str, limit: int) -> str:
