@@ -80,8 +80,14 @@ class Engine:
     def rewrite_and_retrieve(self, question: str, history: Sequence[Exchange], k: int | None = None,
                              tags: list[str] | None = None, groups: list[str] | None = None,
                              timings: dict[str, float] | None = None) -> tuple[Rewrite, list[SearchHit]]:
-        timings = {} if timings is None else timings
         question, history = self._outbound(question, history)
+        return self._rewrite_and_retrieve(question, history, k, tags, groups, timings)
+
+    def _rewrite_and_retrieve(self, question: str, history: list[Exchange], k: int | None,
+                              tags: list[str] | None, groups: list[str] | None,
+                              timings: dict[str, float] | None) -> tuple[Rewrite, list[SearchHit]]:
+        """`rewrite_and_retrieve` for a question and history already as they may leave the process."""
+        timings = {} if timings is None else timings
         started = time.perf_counter()
         rewrite = self.rewriter.rewrite(question, history)
         timings["rewrite"] = (time.perf_counter() - started) * 1000
@@ -113,9 +119,10 @@ class Engine:
         if friendly:
             return Outcome("smalltalk", friendly, question, timings_ms={"total": 0.0})
         timings: dict[str, float] = {}
+        question, history = self._outbound(question, history)  # once: the rewrite and answer get the same text
         with turn_budget(self.turn_deadline_seconds) as budget:
-            rewrite, hits = self.rewrite_and_retrieve(question, history, tags=tags, groups=groups, timings=timings)
-            outcome = self.compose(question, history, rewrite, hits, mood, timings)
+            rewrite, hits = self._rewrite_and_retrieve(question, history, None, tags, groups, timings)
+            outcome = self._compose(question, history, rewrite, hits, mood, timings)
         outcome.fallbacks = list(budget.fallbacks)
         timings["total"] = (time.perf_counter() - started) * 1000
         return outcome
@@ -124,10 +131,16 @@ class Engine:
                 timings: dict[str, float] | None = None) -> Outcome:
         """Answer from the retrieved sections, or a no-answer when the answerer declines (the extractive one does
         when the sections do not cover the question) or no citation survives the rail."""
-        timings = {} if timings is None else timings
         question, history = self._outbound(question, history)
         if self.redact is not None:
             rewrite = replace(rewrite, standalone=self.redact(rewrite.standalone), context=self.redact(rewrite.context))
+        return self._compose(question, history, rewrite, hits, mood, timings)
+
+    def _compose(self, question: str, history: Sequence[Exchange], rewrite: Rewrite, hits: list[SearchHit],
+                 mood: Mood, timings: dict[str, float] | None) -> Outcome:
+        """`compose` for a question, history and rewrite already as they may leave the process (the rewrite was
+        made from the redacted question and history, so it holds nothing the redaction would change)."""
+        timings = {} if timings is None else timings
         hits = hits[: self.top_k]
         closest = list(dict.fromkeys(h.chunk.heading_text for h in hits[:3]))
         outcome = Outcome("no_answer", no_answer_text(closest), rewrite.standalone, closest=closest, hits=hits,
