@@ -7,7 +7,7 @@ once more (3) after the answers are out and the server was killed and started ag
 each must be answered exactly once: not lost to its saved event id, and not twice for two deliveries at once.
 
     .venv/bin/python benchmarks/attack_kill9.py            # one line: PASS/FAIL and the counts
-`run_kill9(workdir, store)` is what tests/test_no_question_lost.py and an attack runner call.
+`run_kill9(workdir, store)` is what tests/bot/chat/test_no_question_lost.py and an attack runner call.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from benchmarks.serve_harness import NAVIBOT, ServeHarness, free_port  # noqa: E402
-from tests.fake_slack import BOT_USER_ID, TEAM_ID  # noqa: E402
+from tests.fakes.fake_slack import BOT_USER_ID, TEAM_ID  # noqa: E402
 
 
 @dataclass

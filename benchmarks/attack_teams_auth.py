@@ -27,7 +27,7 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from benchmarks.serve_harness import ServeHarness  # noqa: E402
-from tests.fake_teams_auth import (  # noqa: E402
+from tests.fakes.fake_teams_auth import (
     CLIENT_ID,
     OUTGOING_TOKEN,
     TENANT,

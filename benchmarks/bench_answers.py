@@ -28,11 +28,11 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from benchmarks.results_file import write_section
-from bot.cli import demo_kb_path
-from bot.runtime import build_bot, build_core, build_engine
-from bot.settings import Settings
-from bot.turns import Turn
-from rag.evidence import evidence
+from bot.cli.main import demo_kb_path
+from bot.config.settings import Settings
+from bot.port import Turn
+from bot.wiring.runtime import build_bot, build_core, build_engine
+from rag.answer.evidence import evidence
 
 DATA = REPO.parent / "shared" / "eval" / "doc2dial"
 THRESHOLDS = (0.4, 0.5, 0.55, 0.6, 0.67, 0.75)
@@ -153,7 +153,7 @@ def cold_ask() -> float:
     runs = []
     with tempfile.TemporaryDirectory() as tmp:
         env = {**os.environ, "NAVIBOT_DATA_DIR": tmp}
-        cmd = [sys.executable, "-m", "bot.cli", "ask", "Can college students get SNAP?"]
+        cmd = [sys.executable, "-m", "bot.cli.main", "ask", "Can college students get SNAP?"]
         subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, check=True)  # first run ingests the demo
         for _ in range(3):
             started = time.perf_counter()

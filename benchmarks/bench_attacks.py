@@ -57,10 +57,7 @@ from benchmarks.attack_kill9 import run_kill9  # noqa: E402
 from benchmarks.bench_injection import CLAIMS, PLANTED, QUESTIONS, STYLES, obeying_model  # noqa: E402
 from benchmarks.results_file import machine_load, publish  # noqa: E402
 from benchmarks.serve_harness import NAVIBOT, ServeHarness, answer_id_of, channel_id, run_all, text_of  # noqa: E402
-from tests.fake_connector import FakeConnector  # noqa: E402
-from tests.fake_models import PARAGRAPH, FakeGemini  # noqa: E402
-from tests.fake_slack import BOT_USER_ID, TEAM_ID, Call  # noqa: E402
-from tests.test_slack_hardening import (  # noqa: E402
+from tests.adapters.slack.test_slack_hardening import (
     DEEP_ARRAY,
     DEEP_FORM,
     DEEP_OBJECT,
@@ -68,7 +65,10 @@ from tests.test_slack_hardening import (  # noqa: E402
     SCRIPT_DOC,
     assert_inert,
 )
-from tests.test_teams import message as teams_message  # noqa: E402
+from tests.adapters.teams.test_teams import message as teams_message  # noqa: E402
+from tests.fakes.fake_connector import FakeConnector  # noqa: E402
+from tests.fakes.fake_models import PARAGRAPH, FakeGemini  # noqa: E402
+from tests.fakes.fake_slack import BOT_USER_ID, TEAM_ID, Call  # noqa: E402
 
 SECTION = "attacks"
 STUDENTS = "Can college students get SNAP?"
@@ -613,7 +613,7 @@ def teams_limit_attacks(harness: ServeHarness, connector: SizedConnector, report
 # --- stores ------------------------------------------------------------------------------------------------------------
 
 def damage(store: Path, copy: Path) -> Path:
-    """A copy of the knowledge store with the pages of its sentence table overwritten (as tests/test_store_errors.py
+    """A copy of the knowledge store with the pages of its sentence table overwritten (as tests/bot/conversations/test_store_errors.py
     does): it opens, but a search fails with 'database disk image is malformed'."""
     copy.parent.mkdir(parents=True, exist_ok=True)
     copy.write_bytes(store.read_bytes())

@@ -40,13 +40,13 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))  # measure this checkout
 
 from benchmarks.results_file import write_section
-from bot.runtime import build_core
-from bot.settings import Settings
+from bot.config.settings import Settings
+from bot.wiring.runtime import build_core
 from rag.crawl.crawler import CrawlConfig, CrawlResult, crawl
 from rag.crawl.state import CrawlState, state_path_for
-from rag.ingest import IngestSummary
-from rag.models import SourceDocument
-from rag.text_blocks import parse_front_matter
+from rag.documents import SourceDocument
+from rag.ingest.ingestor import IngestSummary
+from rag.ingest.text_blocks import parse_front_matter
 
 RESULTS = REPO / "benchmarks" / "RESULTS.md"
 PAGES, SECTIONS, LATENCY, RUNS = 500, 9, 0.020, 3
@@ -98,7 +98,7 @@ def build_site() -> dict[str, tuple[str, str]]:
 
 def serve(conn: multiprocessing.connection.Connection) -> None:  # type: ignore[name-defined]
     """The site in its own process, so that serving does not share the crawler's CPU time and GIL."""
-    from tests.crawl_site import Resp, Site
+    from tests.fakes.crawl_site import Resp, Site
 
     routes = {path: Resp(text, etag=etag, delay=LATENCY) for path, (text, etag) in build_site().items()}
     with Site(routes) as site:  # type: ignore[arg-type]

@@ -18,8 +18,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from benchmarks.results_file import write_section
-from bot.settings import Settings
-from rag.evaluation import calibration
+from bot.config.settings import Settings
+from rag.evaluation.evaluate import calibration
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO.parent / "shared" / "eval" / "doc2dial"
@@ -45,7 +45,7 @@ def _eval(corpus: Path, questions: Path) -> tuple[int, str, list[dict[str, Any]]
     """Run `navibot eval` in a fresh data folder; (exit code, the printed tables or the error, the records)."""
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "results.jsonl"
-        cmd = [sys.executable, "-m", "bot.cli", "eval", "--corpus", str(corpus), "--questions", str(questions),
+        cmd = [sys.executable, "-m", "bot.cli.main", "eval", "--corpus", str(corpus), "--questions", str(questions),
                "--out", str(out)]
         run = subprocess.run(cmd, check=False, capture_output=True, text=True, cwd=REPO,
                              env={"NAVIBOT_DATA_DIR": tmp, "PATH": "/usr/bin:/bin"})
@@ -92,11 +92,11 @@ Measured {datetime.now(UTC):%Y-%m-%d %H:%M} UTC, Python {platform.python_version
 `navibot eval --corpus ../shared/corpus/snap/7-cfr-273.md --questions ../shared/eval/cfr273-dev/questions.jsonl
 --out results.jsonl` (rerun: `python benchmarks/bench_eval.py --set cfr273`): 120 questions (90 first turns,
 15 follow-ups, 15 unanswerable), only the regulation ingested. Section R@k: a top-k chunk is in the gold
-section; paragraph hit@3: one of the 3 best paragraphs of the 5 best chunks (`rag/paragraphs.py`, in the order
-`rag/retrieve.py` ranked them) is in the gold section at a gold path, its parent or under it; "cite a gold paragraph": share of answerable questions whose answer cites a
+section; paragraph hit@3: one of the 3 best paragraphs of the 5 best chunks (`rag/search/paragraphs.py`, in the order
+`rag/search/retrieve.py` ranked them) is in the gold section at a gold path, its parent or under it; "cite a gold paragraph": share of answerable questions whose answer cites a
 paragraph at or under a gold path (a refusal counts as a miss); citation precision over all citations of
 answered answerable questions. Sections and paths are read from each paragraph's heading path
-(`rag/legal_location.py`). "Follow-ups, question alone" searches the follow-up without its history.
+(`rag/evaluation/legal_location.py`). "Follow-ups, question alone" searches the follow-up without its history.
 
 {table}
 
@@ -109,11 +109,11 @@ paragraph >= 0.70; refused >= 0.80 of unanswerable and <= 0.15 of answerable.
 
 ### The no-answer gate, calibrated on both kinds of question
 
-The extractive answer is refused when the evidence (`rag/evidence.py`) is below `NAVIBOT_MIN_COVERAGE`: the
+The extractive answer is refused when the evidence (`rag/answer/evidence.py`) is below `NAVIBOT_MIN_COVERAGE`: the
 share of the question's topic words found in one of the 3 best sections (at least two words when it has two),
 and none at all when the question asks for a fact no best section holds (a phone number, opening hours, a
 place nearby, this year's figure, a case lookup) or how to get into another program than the one the sections
-are about (`rag/answerability.py`). Per threshold, from the same run (a question refused for another reason
+are about (`rag/answer/answerability.py`). Per threshold, from the same run (a question refused for another reason
 stays refused):
 
 {calibrated}
@@ -127,34 +127,34 @@ threshold of the bench_answers section, which was chosen on answerable questions
 
 ### What each change did (measured 2026-11-23 on this set, and on doc2dial with `navibot eval` as above)
 
-- Gate (`rag/answerability.py`, two words found, threshold 0.6 -> 0.2): refused answerable 0.74 -> 0.08,
+- Gate (`rag/answer/answerability.py`, two words found, threshold 0.6 -> 0.2): refused answerable 0.74 -> 0.08,
   unanswerable 0.73 -> 0.80. doc2dial (all answerable): no-answer rate 0.133 -> 0.012; the answerability checks
   fire on 1 of its 1,813 questions ("Are there any phone numbers which we can call?" when the best sections
   have none).
-- Answers (`rag/extractive.py`): the paragraph is chosen by relevance with word overlap on diminishing returns
-  and a prior for the paragraph's rank (`rag/paragraphs.py`, with the glossary's terms), then the sentence that
+- Answers (`rag/answer/extractive.py`): the paragraph is chosen by relevance with word overlap on diminishing returns
+  and a prior for the paragraph's rank (`rag/search/paragraphs.py`, with the glossary's terms), then the sentence that
   states the rule (obligation, amount or duration, condition, who qualifies) opens the answer, at most 3
   sentences. With the gate off, answers citing a gold paragraph 0.36 -> 0.40 of answerable questions; the rule
   preference decides the sentence inside the chosen paragraph only, since letting it pick the paragraph cost 2
   of 105. On doc2dial the answered questions whose citations hold a gold span are 861 (0.479 of 1,792 answered)
   against 858 (0.546 of 1,572) before: the same count, over many more answers.
-- Topic changes (`rag/rewrite.py`): a follow-up is searched alone when the navigator says the topic changes or
+- Topic changes (`rag/answer/rewrite.py`): a follow-up is searched alone when the navigator says the topic changes or
   it is complete and names a subject the thread has not; the four topic-change follow-ups of this set are
   searched alone, the eleven elliptical ones with the thread; doc2dial later-turn R@3 0.9228 -> 0.9222 (one
   question).
 - doc2dial with everything of this session (glossary and chunking included): first turns R@3 0.800, later turns
   0.921 (targets 0.80 and 0.92; 0.803 and 0.923 before).
-- Paragraphs ranked by retrieval (`rag/retrieve.py`, `rag/sentences.py`): every paragraph of the ~100 candidate
+- Paragraphs ranked by retrieval (`rag/search/retrieve.py`, `rag/search/sentences.py`): every paragraph of the ~100 candidate
   chunks, not only of the 5 kept, is ranked by its best sentence's BM25, the similarity of its mean stored
   sentence vector and its chunk's fused rank (RRF k=10), and the chunks of the best 3 are put among the first 5
   hits; `rank_paragraphs` uses that order and embeds nothing (it embedded ~50 paragraphs per question before:
   an API call per question with a hosted embedder). First turns: paragraph hit@3 0.556 -> 0.633 (odd qids
   0.644 -> 0.689, even 0.467 -> 0.578); eval ms per question 58 -> 42. doc2dial R@3 0.800 / 0.921, unchanged.
-- Section variety (`rag/retrieve.py`): when the first 3 hits all come from one section and another section is
+- Section variety (`rag/search/retrieve.py`): when the first 3 hits all come from one section and another section is
   among the first 5, its best chunk takes the third place. First turns: section R@3 0.889 -> 0.911 (odd 0.867 ->
   0.889, even 0.911 -> 0.933); R@1, R@5 and the paragraphs read are the same; doc2dial's document order cannot
   change (0.800 / 0.921).
-- Citations of the extractive answer (`rag/extractive.py`; each measured with the retrieval of its day, both
+- Citations of the extractive answer (`rag/answer/extractive.py`; each measured with the retrieval of its day, both
   qid halves): a regulation's lead-in ("The following persons are exempt:") comes with the items that answer
   best ((i), (ii) … are paragraphs of their own), each citing its own paragraph: precision 0.390 -> 0.418, cite
   a gold paragraph unchanged (it answered with the lead-in alone before). A question asking for a quantity ("how
@@ -224,7 +224,7 @@ Measured {datetime.now(UTC):%Y-%m-%d %H:%M} UTC, Python {platform.python_version
 `navibot eval --corpus ../shared/eval/doc2dial/corpus.jsonl --questions ../shared/eval/doc2dial/questions.jsonl
 --out results.jsonl` (rerun: `python benchmarks/bench_eval.py`). 127 documents; document-level metrics; span
 recall@3 = a top-3 chunk contains a gold answer span. Later turns are searched as the offline rewriter makes
-them standalone (`rag/rewrite.py`: the thread's earlier questions plus the previous answer, unless the question
+them standalone (`rag/answer/rewrite.py`: the thread's earlier questions plus the previous answer, unless the question
 names a new topic or asks the previous question about another program), each earlier turn rewritten in turn as
 the bot would have. Answers come from the extractive answerer through the citation rail; "verbatim" checks each quote against
 the corpus file's own text.

@@ -2,7 +2,7 @@
 
     python benchmarks/bench_providers.py [--write]
 
-Fake Gemini and Cohere servers (tests/fake_models.py, on 127.0.0.1) answer after a fixed delay: 200 ms for a
+Fake Gemini and Cohere servers (tests/fakes/fake_models.py, on 127.0.0.1) answer after a fixed delay: 200 ms for a
 generation (answer or rewrite), 30 ms for an embedding, 50 ms for a rerank. Turns go through the turn handler on
 the bundled demo knowledge base with NAVIBOT_LLM=gemini, NAVIBOT_EMBEDDER=gemini and NAVIBOT_RERANK=cohere, driven
 by the real google-genai and cohere clients. For each stage, the time added by the bot is the stage's time minus
@@ -29,12 +29,12 @@ sys.path.insert(0, str(REPO))
 from pydantic import SecretStr
 
 from benchmarks.results_file import write_section
-from bot.cli import demo_kb_path
-from bot.runtime import build_bot
-from bot.settings import Settings
-from bot.turns import ReplyKind, Turn
+from bot.cli.main import demo_kb_path
+from bot.config.settings import Settings
+from bot.port import ReplyKind, Turn
+from bot.wiring.runtime import build_bot
 from rag.engine import Outcome
-from tests.fake_models import FakeCohere, FakeGemini
+from tests.fakes.fake_models import FakeCohere, FakeGemini
 
 GENERATE_MS, EMBED_MS, RERANK_MS = 200.0, 30.0, 50.0
 FIRST = ["Can college students get SNAP?", "What is the SNAP gross income limit?", "Who qualifies for Medicaid?",

@@ -4,7 +4,7 @@
     python benchmarks/bench_retrieval.py --quick    # smoke check (1 ingestion run, 1k and 2k chunks, 50 queries)
     python benchmarks/bench_retrieval.py --store-dir /tmp/navibot-bench-stores   # keep the built stores, reuse them
 
-What is measured (all with `time.perf_counter`; the core is built by `bot.runtime.build_core(Settings(), path)`
+What is measured (all with `time.perf_counter`; the core is built by `bot.wiring.runtime.build_core(Settings(), path)`
 with a temporary store path, so nothing outside a temp folder is touched):
 
 1. Ingestion of every file in the shared SNAP corpus (`../shared/corpus/snap/`; today the 7 CFR 273 regulation,
@@ -53,12 +53,12 @@ if str(REPO_ROOT) not in sys.path:
 import numpy as np
 
 from benchmarks.results_file import machine_load, publish
-from bot.runtime import Core, build_core
-from bot.settings import Settings
-from rag.ingest import IngestSummary
-from rag.loaders import load_file
-from rag.models import Block, SourceDocument
-from rag.store import Filters
+from bot.config.settings import Settings
+from bot.wiring.runtime import Core, build_core
+from rag.documents import Block, SourceDocument
+from rag.ingest.ingestor import IngestSummary
+from rag.ingest.loaders import load_file
+from rag.search.store import Filters
 
 CORPUS_DIR = Path(__file__).resolve().parents[2] / "shared/corpus/snap"
 CORPUS_FILE = CORPUS_DIR / "7-cfr-273.md"  # the base of the synthetic manuals

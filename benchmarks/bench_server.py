@@ -6,8 +6,8 @@ a 503 storm from the LLM, the conversation store locked, and the /metrics counts
 
 How (benchmarks/serve_harness.py): this virtualenv's `navibot serve --host 127.0.0.1 --port <free>` runs as a
 subprocess in a fresh data folder, on the demo knowledge base (`navibot ingest --demo --store ...` first), in
-Slack HTTP mode against the fake Slack Web API (tests/fake_slack.py) and with NAVIBOT_LLM=gemini,
-NAVIBOT_EMBEDDER=gemini, NAVIBOT_RERANK=cohere on the fake Gemini and Cohere APIs (tests/fake_models.py), which
+Slack HTTP mode against the fake Slack Web API (tests/fakes/fake_slack.py) and with NAVIBOT_LLM=gemini,
+NAVIBOT_EMBEDDER=gemini, NAVIBOT_RERANK=cohere on the fake Gemini and Cohere APIs (tests/fakes/fake_models.py), which
 reply after a fixed delay: generation 200 ms, embedding 30 ms, rerank 50 ms (as in bench_providers.py). Events and
 button clicks are signed with SLACK_SIGNING_SECRET as Slack signs them. One clock (time.monotonic) times both ends.
 
@@ -65,7 +65,7 @@ from benchmarks.serve_harness import (
     run_all,
     text_of,
 )
-from tests.fake_slack import TEAM_ID, Call
+from tests.fakes.fake_slack import TEAM_ID, Call
 
 ACK_P95_TARGET_MS = 100.0
 OVERHEAD_MEDIAN_TARGET_MS = 50.0

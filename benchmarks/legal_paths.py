@@ -3,8 +3,8 @@
     .venv/bin/python benchmarks/legal_paths.py [../shared/corpus/snap/7-cfr-273.md] [--show 20] [--before REV]
 
 The reference is computed apart from the chunker: the Markdown blocks of each section (table rows that start
-with a label split off as paragraphs), their leading labels resolved by sequence (rag.legal_labels), and every
-unlabelled block placed in the labelled paragraph before it. Each sub-chunk made by rag.chunking is matched to
+with a label split off as paragraphs), their leading labels resolved by sequence (rag.ingest.legal_labels), and every
+unlabelled block placed in the labelled paragraph before it. Each sub-chunk made by rag.ingest.chunking is matched to
 its block in document order. A path is "exact" when the labels of its heading path equal the reference
 (the sub-chunk's own paragraph, down to its own label); "prefix" when they are only a leading part of it (a
 chunker that names the first levels only, as this one did before 2026-11, is right by that measure).
@@ -28,11 +28,11 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))  # measure this checkout
 
-import rag.legal_labels as ll  # noqa: E402
+import rag.ingest.legal_labels as ll  # noqa: E402
 from benchmarks.results_file import publish  # noqa: E402
-from rag.chunking import Chunker  # noqa: E402
-from rag.loaders import load_markdown  # noqa: E402
-from rag.models import Block  # noqa: E402
+from rag.documents import Block  # noqa: E402
+from rag.ingest.chunking import Chunker  # noqa: E402
+from rag.ingest.loaders import load_markdown  # noqa: E402
 
 _DEFAULT = REPO.parent / "shared" / "corpus" / "snap" / "7-cfr-273.md"
 
@@ -119,8 +119,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("path", nargs="?", type=Path, default=_DEFAULT)
     parser.add_argument("--show", type=int, default=10, help="print this many wrong paths")
-    parser.add_argument("--chunker", type=Path, help="a chunking.py to score instead of rag.chunking")
-    parser.add_argument("--before", metavar="REV", help="also score rag/chunking.py as of this git revision")
+    parser.add_argument("--chunker", type=Path, help="a chunking.py to score instead of rag.ingest.chunking")
+    parser.add_argument("--before", metavar="REV", help="also score rag/ingest/chunking.py as of this git revision")
     parser.add_argument("--write", action="store_true", help="write the figures into benchmarks/RESULTS.md")
     args = parser.parse_args(argv)
     chunker = _module("chunking_scored", args.chunker).Chunker() if args.chunker else Chunker()
@@ -133,7 +133,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     rows = [_line(f"`{args.chunker}`" if args.chunker else "this tree", now)]
     if args.before:
-        old = subprocess.run(["git", "show", f"{args.before}:rag/chunking.py"], cwd=REPO, check=True,
+        old = subprocess.run(["git", "show", f"{args.before}:rag/ingest/chunking.py"], cwd=REPO, check=True,
                              capture_output=True, text=True).stdout
         with tempfile.TemporaryDirectory() as tmp:
             (Path(tmp) / "chunking.py").write_text(old, encoding="utf-8")

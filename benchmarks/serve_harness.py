@@ -1,7 +1,7 @@
 """`navibot serve` as a subprocess, driven the way Slack drives it, for the server benchmarks.
 
 Everything the server talks to runs in this (the benchmark's) process, on 127.0.0.1: the fake Slack Web API
-(tests/fake_slack.py), and the fake Gemini and Cohere APIs (tests/fake_models.py) that answer after a fixed delay.
+(tests/fakes/fake_slack.py), and the fake Gemini and Cohere APIs (tests/fakes/fake_models.py) that answer after a fixed delay.
 The server is this virtualenv's `navibot` executable, started with `--host 127.0.0.1 --port <free port>` in a
 fresh data folder (its working directory too, so no `.env` of the checkout is read), configured only through
 the environment as an admin would: Slack HTTP mode (SLACK_BOT_TOKEN, SLACK_SIGNING_SECRET, SLACK_API_URL) and
@@ -38,8 +38,8 @@ if str(REPO) not in sys.path:
 import aiohttp
 from aiohttp import web
 
-from tests.fake_models import FakeCohere, FakeGemini
-from tests.fake_slack import BOT_USER_ID, TEAM_ID, BackgroundLoop, Call, FakeSlack
+from tests.fakes.fake_models import FakeCohere, FakeGemini
+from tests.fakes.fake_slack import BOT_USER_ID, TEAM_ID, BackgroundLoop, Call, FakeSlack
 
 SECRET = "bench-signing-secret-8f742231b10e"
 BOT_TOKEN = "xoxb-bench"

@@ -1,7 +1,7 @@
 """Writes docs/settings.md, the settings reference, from the pydantic settings classes themselves.
 
 The reference is generated (never edited by hand) so that it cannot drift from the fields it describes:
-tests/test_settings_reference.py regenerates it in memory and fails when the committed file differs.
+tests/bot/config/test_settings_reference.py regenerates it in memory and fails when the committed file differs.
 
     .venv/bin/python docs/gen_settings.py           # rewrite docs/settings.md
     .venv/bin/python docs/gen_settings.py --check   # exit 1 if docs/settings.md is out of date
@@ -66,7 +66,7 @@ def settings_classes() -> list[type[BaseSettings]]:
     """The classes whose fields are read from the environment, in the order of the page."""
     from adapters.slack.settings import SlackSettings
     from adapters.teams.settings import TeamsSettings
-    from bot.settings import Settings
+    from bot.config.settings import Settings
 
     return [Settings, SlackSettings, TeamsSettings]
 

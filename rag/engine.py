@@ -1,7 +1,7 @@
 """One question, start to end: rewrite with the history, retrieve, rerank, generate, check the citations.
 
 Platform-neutral: the bot's turn handler, `navibot ask/chat` and `navibot eval` all call `Engine.answer`.
-A turn's model calls share one deadline (`rag.providers.budget`); each stage that falls back to a simpler path
+A turn's model calls share one deadline (`rag.answer.budget`); each stage that falls back to a simpler path
 (offline rewrite, lexical search, fused order, extractive answer) is logged and listed in `Outcome.fallbacks`.
 Timings are in milliseconds per stage: rewrite, retrieve, rerank (when a reranker is configured), generate, total.
 With `redact` set (NAVIBOT_REDACT_OUTBOUND), the question and the history are redacted before the first stage, so
@@ -16,15 +16,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Literal, Protocol
 
-from rag.answering import Answerer, AnswerRequest
-from rag.citations import Citation, check
-from rag.evidence import evidence
-from rag.models import SearchHit
-from rag.moods import Mood
-from rag.providers.budget import note_fallback, turn_budget
-from rag.retrieve import Retriever
-from rag.rewrite import Exchange, Rewrite, Rewriter
-from rag.smalltalk import smalltalk_reply
+from rag.answer.answerer import Answerer, AnswerRequest
+from rag.answer.budget import note_fallback, turn_budget
+from rag.answer.evidence import evidence
+from rag.answer.moods import Mood
+from rag.answer.rewrite import Exchange, Rewrite, Rewriter
+from rag.answer.smalltalk import smalltalk_reply
+from rag.cite.rail import Citation, check
+from rag.documents import SearchHit
+from rag.search.retrieve import Retriever
 
 log = logging.getLogger(__name__)
 

@@ -8,7 +8,7 @@ after "DOB", "date of birth", "birthday" or "born". The shapes follow Microsoft 
 library itself needs spaCy and a 400 MB language model for its default engine.
 
 It lives under rag/ because the engine redacts questions before any outside call (rewrite, answer, embedding,
-rerank); bot/redact.py wraps the conversation store with the same function.
+rerank); bot/conversations/redacting.py wraps the conversation store with the same function.
 """
 
 from __future__ import annotations

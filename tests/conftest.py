@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from bot.cli import demo_kb_path
-from bot.runtime import Bot, Core, build_bot, build_core
-from bot.settings import Settings
+from bot.cli.main import demo_kb_path
+from bot.config.settings import Settings
+from bot.wiring.runtime import Bot, Core, build_bot, build_core
 
 
 @pytest.fixture(autouse=True)

@@ -3,7 +3,7 @@ feedback, and post the replies in threads.
 
 Every listener acknowledges at once (Bolt acks Events API requests before the listener runs; the others call
 `ack()` first) and does the slow work in a background task, so Slack gets its HTTP 200 well inside 3 seconds.
-The turn handler is synchronous and runs in one of the bot's turn threads (`bot.runtime.Bot.handle`); quick
+The turn handler is synchronous and runs in one of the bot's turn threads (`bot.wiring.runtime.Bot.handle`); quick
 store calls (a button's answer lookup, feedback) use `asyncio.to_thread`.
 
 Use it from a server: `app = build_slack_app(bot, settings)`, then `add_slack_routes(web_app, app)` (HTTP mode) or
@@ -54,10 +54,10 @@ from adapters.slack.blocks import (
 )
 from adapters.slack.retry import retry_handlers
 from adapters.slack.settings import Mode, SlackSettings
-from bot.commands import HELP, parse_command
-from bot.handler import MAX_REASON_CHARS, FeedbackError, error_kind
-from bot.runtime import Bot
-from bot.turns import Reply, ReplyKind, Turn
+from bot.chat.chat_commands import HELP, parse_command
+from bot.chat.handler import MAX_REASON_CHARS, FeedbackError, error_kind
+from bot.port import Reply, ReplyKind, Turn
+from bot.wiring.runtime import Bot
 
 log = logging.getLogger(__name__)
 
@@ -454,7 +454,7 @@ def render(reply: Reply, question: str) -> Message:
 
 
 def build_slack_app(bot: Bot, settings: SlackSettings, mode: Mode = "http") -> SlackApp:
-    """The Slack app on a Bot (bot.runtime.build_bot); settings.check(mode) should have passed."""
+    """The Slack app on a Bot (bot.wiring.runtime.build_bot); settings.check(mode) should have passed."""
     return SlackApp(bot, settings, mode)
 
 

@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from adapters.web_links import web_url
-from bot.conversations import AnswerRecord
-from bot.turns import Reply
-from rag.citations import Citation
+from bot.conversations.store import AnswerRecord
+from bot.port import Reply
+from rag.cite.rail import Citation
 
 Block = dict[str, Any]
 

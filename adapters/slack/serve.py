@@ -1,4 +1,4 @@
-"""`navibot slack`: run the Slack app on its own (the command is registered by adapters/slack/command.py).
+"""`navibot slack`: run the Slack app on its own (the command is registered by adapters/slack/slack_cli.py).
 
 Socket Mode when SLACK_APP_TOKEN is set (the app connects out; no public URL), HTTP mode otherwise (Slack POSTs
 to http://HOST:PORT/slack/events). A missing or refused token is one clear line and exit 2, like every command.
@@ -26,10 +26,10 @@ from adapters.slack.app import (
     socket_mode_handler,
 )
 from adapters.slack.settings import Mode, SlackSettings, SlackSettingsError
+from bot.config.settings import Settings
 from bot.errors import UserError
-from bot.runtime import build_bot
-from bot.settings import Settings
-from bot.stores import store_description
+from bot.wiring.open_stores import store_description
+from bot.wiring.runtime import build_bot
 
 log = logging.getLogger(__name__)
 

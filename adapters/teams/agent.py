@@ -58,12 +58,12 @@ from adapters.teams.service_hosts import host_of
 from adapters.teams.service_url_policy import ServiceUrlPolicy
 from adapters.teams.settings import TeamsSettings
 from adapters.teams.token_guard import authenticated
-from bot.commands import HELP
-from bot.handler import FeedbackError
-from bot.runtime import Bot
-from bot.stores import store_description
-from bot.turns import Reply, ReplyKind, Turn
-from rag.citations import Citation
+from bot.chat.chat_commands import HELP
+from bot.chat.handler import FeedbackError
+from bot.port import Reply, ReplyKind, Turn
+from bot.wiring.open_stores import store_description
+from bot.wiring.runtime import Bot
+from rag.cite.rail import Citation
 
 log = logging.getLogger(__name__)
 

@@ -25,9 +25,9 @@ from adapters.teams.cards import (
     quote_share,
     sources_card,
 )
-from adapters.teams.citations import ai_entity
-from bot.turns import Reply, ReplyKind
-from rag.citations import Citation
+from adapters.teams.citation_entities import ai_entity
+from bot.port import Reply, ReplyKind
+from rag.cite.rail import Citation
 
 MAX_ACTIVITY_BYTES = 28_000  # the whole activity as the connector receives it (JSON, UTF-8 bytes)
 # What the SDK adds when it sends a reply (conversation, from, recipient, serviceUrl, channelId, replyToId, locale):

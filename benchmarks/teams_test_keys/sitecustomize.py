@@ -6,6 +6,6 @@ the serviceUrl check are the Agents SDK's and the bot's own. Does nothing withou
 import os
 
 if os.environ.get("NAVIBOT_BENCH_JWKS_URL"):
-    from tests.fake_teams_auth import use_in_sdk
+    from tests.fakes.fake_teams_auth import use_in_sdk
 
     use_in_sdk(os.environ["NAVIBOT_BENCH_JWKS_URL"], setattr)

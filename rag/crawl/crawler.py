@@ -38,8 +38,8 @@ from rag.crawl.pages import Page, build_page, doc_id_for_url, wanted_type
 from rag.crawl.robots import RobotsRules, rules_for_status
 from rag.crawl.sitemap import read_sitemaps
 from rag.crawl.state import CrawlState, PageState
-from rag.ingest import Ingestor, IngestSummary
-from rag.models import SourceDocument
+from rag.documents import SourceDocument
+from rag.ingest.ingestor import Ingestor, IngestSummary
 
 log = logging.getLogger(__name__)
 

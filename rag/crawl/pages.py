@@ -18,9 +18,9 @@ from selectolax.lexbor import LexborHTMLParser
 
 from rag.crawl.fetch import parse_http_date
 from rag.crawl.frontier import normalize_url
-from rag.html_extract import extract_html
-from rag.loaders import LoadError, load_pdf_bytes, title_from
-from rag.models import SourceDocument
+from rag.documents import SourceDocument
+from rag.ingest.html_extract import extract_html
+from rag.ingest.loaders import LoadError, load_pdf_bytes, title_from
 
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 PDF_TYPES = frozenset({"application/pdf", "application/x-pdf"})

@@ -31,8 +31,7 @@ from pymongo import DeleteMany, ReplaceOne, UpdateOne
 from pymongo.asynchronous.database import AsyncDatabase
 from pymongo.errors import OperationFailure, PyMongoError
 
-from rag.bm25 import bm25_scores_joined, query_stems, stemmed
-from rag.models import Chunk, SourceDocument, SubChunk
+from rag.documents import Chunk, SourceDocument, SubChunk
 from rag.mongo import pipelines
 from rag.mongo.connection import MongoConfig, MongoConnection, MongoUnavailable
 from rag.mongo.indexes import (
@@ -45,8 +44,9 @@ from rag.mongo.indexes import (
     search_index_states,
 )
 from rag.mongo.pipelines import SearchOptions
-from rag.sentences import SentenceEvidence, chunk_sentences, rank_sentences
-from rag.store import ChunkVectors, EmbeddingMismatch, Filters, StoredDocument
+from rag.search.bm25 import bm25_scores_joined, query_stems, stemmed
+from rag.search.sentences import SentenceEvidence, chunk_sentences, rank_sentences
+from rag.search.store import ChunkVectors, EmbeddingMismatch, Filters, StoredDocument
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")

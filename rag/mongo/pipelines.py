@@ -12,8 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from rag.store import Filters
-from rag.terms import question_terms
+from rag.search.store import Filters
+from rag.search.terms import question_terms
 
 # Title and heading words weigh 8x body words, as in the SQLite store (measured on doc2dial, RESULTS.md).
 HEADING_BOOST = 8.0

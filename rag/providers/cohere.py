@@ -9,7 +9,7 @@ from dataclasses import replace
 import cohere
 from cohere.core.api_error import ApiError
 
-from rag.models import SearchHit
+from rag.documents import SearchHit
 from rag.providers.failover import (
     BadReply,
     Endpoint,

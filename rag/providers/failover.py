@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from enum import Enum
 from urllib.parse import urlsplit
 
-from rag.providers.budget import Deadline, current_budget
+from rag.answer.budget import Deadline, current_budget
 
 log = logging.getLogger(__name__)
 

@@ -16,9 +16,10 @@ from google import genai
 from google.genai import errors as genai_errors
 from google.genai import types
 
-from rag.answering import AnswerRequest, AnswerUnavailable
-from rag.citations import Draft
-from rag.providers.budget import note_fallback
+from rag.answer.answerer import AnswerRequest, AnswerUnavailable
+from rag.answer.budget import note_fallback
+from rag.answer.rewrite import Exchange, Rewrite, Rewriter
+from rag.cite.rail import Draft
 from rag.providers.failover import (
     BadReply,
     Endpoint,
@@ -45,7 +46,6 @@ from rag.providers.prompts import (
     unescape_text,
 )
 from rag.providers.remote_embedder import RemoteEmbedder
-from rag.rewrite import Exchange, Rewrite, Rewriter
 
 log = logging.getLogger(__name__)
 

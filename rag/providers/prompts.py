@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from rag.models import SearchHit
-from rag.moods import Mood
-from rag.rewrite import Exchange
+from rag.answer.moods import Mood
+from rag.answer.rewrite import Exchange
+from rag.documents import SearchHit
 
 ANSWER_SYSTEM = """\
 You are Navibot. You help benefits navigators (caseworkers, call-center staff, community health workers) who are \

@@ -7,9 +7,9 @@ from typing import ClassVar
 
 import numpy as np
 
-from rag.embedding import EmbeddingUnavailable, _normalise
-from rag.providers.budget import note_fallback
+from rag.answer.budget import note_fallback
 from rag.providers.failover import BadReply, Failover, ProviderError
+from rag.search.embedding import EmbeddingUnavailable, _normalise
 
 QUERY_EMBED_SHARE = 0.25  # of the turn's time left: the rest is kept for the answer
 

@@ -19,17 +19,17 @@ from collections.abc import Iterator
 
 import pytest
 
-from bot.cli import main
-from bot.conversations import AnswerRecord, HistoryTurn, UnknownAnswer
-from bot.mongo_conversations import MongoConversationStore
-from bot.runtime import build_bot, build_core
-from bot.settings import Settings
-from bot.stores import mongo_config
-from bot.turns import ReplyKind, Turn
+from bot.cli.main import main
+from bot.config.settings import Settings
+from bot.conversations.mongo import MongoConversationStore
+from bot.conversations.store import AnswerRecord, HistoryTurn, UnknownAnswer
+from bot.port import ReplyKind, Turn
+from bot.wiring.open_stores import mongo_config
+from bot.wiring.runtime import build_bot, build_core
 from rag.mongo.connection import MongoConnection
 from rag.mongo.knowledge import MongoKnowledgeStore
 from rag.mongo.pipelines import SearchOptions
-from rag.retrieve import Retriever
+from rag.search.retrieve import Retriever
 
 URI = os.environ.get("NAVIBOT_MONGODB_URI", "")
 pytestmark = pytest.mark.skipif(not URI, reason="set NAVIBOT_MONGODB_URI to run the live MongoDB suite")

@@ -1,0 +1,1 @@
+"""Turn policy: chat commands, history, moods, access, feedback; one event per turn."""

@@ -1,0 +1,1 @@
+"""The `navibot` command line and its subcommands."""

@@ -1,0 +1,1 @@
+"""Settings read from the environment (NAVIBOT_*) and their mixins."""

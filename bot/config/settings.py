@@ -1,0 +1,67 @@
+"""Settings from the environment (prefix NAVIBOT_) or a .env file, validated once at start-up."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import Field, field_validator
+from pydantic_settings import SettingsConfigDict
+
+from bot.config.mongodb_settings import MongoSettings
+from bot.config.provider_settings import ProviderSettings
+from bot.config.server_settings import ServerSettings
+
+
+class Settings(ProviderSettings, MongoSettings, ServerSettings):
+    """Everything an admin can tune without editing code. Secrets are `SecretStr` so that they never show up in
+    logs or reprs. Provider, MongoDB and server fields live in their own mixins (bot/config/provider_settings.py,
+    bot/config/mongodb_settings.py, bot/config/server_settings.py); the chat platforms read their own settings
+    (adapters/*/settings.py)."""
+
+    model_config = SettingsConfigDict(env_prefix="NAVIBOT_", env_file=".env", env_file_encoding="utf-8",
+                                      extra="ignore")
+
+    data_dir: Path = Field(default=Path.home() / ".navibot",
+                           description="Folder for the knowledge store and conversation data.")
+    store_file: Path = Field(default=Path("knowledge.sqlite3"),
+                             description="SQLite file of the knowledge store, relative to data_dir unless absolute.")
+    chunk_max_words: int = Field(default=450, ge=50, le=5000,
+                                 description="Largest section chunk, in words (a single paragraph may exceed it).")
+    top_k: int = Field(default=5, ge=1, le=50, description="Section chunks handed to the answerer.")
+    candidates: int = Field(default=50, ge=5, le=1000,
+                            description="Top-N taken from each of vector and lexical search before fusion.")
+
+    conversations_file: Path = Field(default=Path("conversations.sqlite3"),
+                                     description="SQLite file of history, moods, answers and feedback.")
+    history_turns: int = Field(default=6, ge=1, le=50, description="Turns of a conversation kept as history.")
+    max_question_chars: int = Field(default=4000, ge=100, le=100_000,
+                                    description="Longer messages get a polite error instead of an answer.")
+    min_coverage: float = Field(default=0.2, ge=0.0, le=1.0,
+                                description="Share of the question's topic words the best sections must contain "
+                                            "for the offline (extractive) answer; below it the bot says it could "
+                                            "not find the answer. A question asking for a fact no section holds "
+                                            "(a phone number, this year's figure, another program's application) "
+                                            "has none (rag/answer/answerability.py). Calibrated on answerable and "
+                                            "unanswerable questions (benchmarks/RESULTS.md). Gemini judges "
+                                            "relevance itself.")
+    moods_file: Path | None = Field(default=None, description="TOML file of extra or changed moods.")
+    glossary_file: Path | None = Field(default=None,
+                                       description="TOML file of an agency's own acronyms, program names and words, "
+                                                   "merged over the bundled glossary (rag/data/glossary.toml).")
+
+    @field_validator("data_dir", mode="after")
+    @classmethod
+    def _expand(cls, value: Path) -> Path:
+        return value.expanduser()
+
+    def _in_data_dir(self, path: Path) -> Path:
+        path = path.expanduser()
+        return path if path.is_absolute() else self.data_dir / path
+
+    @property
+    def store_path(self) -> Path:
+        return self._in_data_dir(self.store_file)
+
+    @property
+    def conversations_path(self) -> Path:
+        return self._in_data_dir(self.conversations_file)

@@ -1,0 +1,1 @@
+"""Conversation stores: history, preferences, answers, feedback (SQLite, MongoDB, redacting)."""

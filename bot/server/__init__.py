@@ -1,0 +1,1 @@
+"""`navibot serve`: one aiohttp application for Slack and Teams, /healthz and /metrics."""

@@ -1,0 +1,287 @@
+"""The one aiohttp application of `navibot serve`: Slack and Teams on one port, with /healthz and /metrics.
+
+    POST /slack/events   Slack HTTP events, slash commands, buttons (SLACK_BOT_TOKEN + SLACK_SIGNING_SECRET)
+    POST /api/messages   Teams (the three NAVIBOT_TEAMS_* credentials, or NAVIBOT_TEAMS_ALLOW_ANONYMOUS=true)
+    GET  /healthz        200 when the stores answer and the models are loaded, else 503 with the reasons
+    GET  /metrics        Prometheus text (bot.observability.metrics)
+
+Slack Socket Mode (SLACK_APP_TOKEN) runs alongside in the same event loop, on the same Slack app.
+
+Shutdown (SIGTERM from a container stop, or Ctrl-C): /healthz turns 503 and new questions are refused with 503
+(Slack and the Bot Connector retry them, on another instance behind a load balancer) while clicks, which are never
+sent again, are still served; Socket Mode is closed,
+the answers under way get up to NAVIBOT_SHUTDOWN_GRACE_SECONDS to be posted, then the listener closes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import Awaitable, Callable
+from contextlib import suppress
+from dataclasses import dataclass, field
+
+from aiohttp import web
+from slack_bolt.adapter.socket_mode.aiohttp import AsyncSocketModeHandler
+
+from adapters.slack.app import (
+    EVENTS_PATH,
+    SlackApp,
+    add_slack_routes,
+    build_slack_app,
+    socket_mode_handler,
+)
+from adapters.slack.serve import check_app_token, check_token, until_stopped
+from adapters.slack.settings import SlackSettings
+from adapters.teams.agent import MESSAGES_PATH, TeamsBot, add_teams_routes
+from adapters.teams.settings import ENV_PREFIX as TEAMS_PREFIX
+from adapters.teams.settings import TeamsSettings
+from bot.config.settings import Settings
+from bot.errors import UserError
+from bot.observability.metrics import CONTENT_TYPE, Metrics
+from bot.server.health import Health
+from bot.wiring.runtime import Bot
+
+log = logging.getLogger(__name__)
+
+HEALTH_PATH = "/healthz"
+METRICS_PATH = "/metrics"
+RETRY_AFTER_SECONDS = "5"
+NO_PLATFORM = ("no chat platform is configured: set SLACK_BOT_TOKEN with SLACK_SIGNING_SECRET (HTTP events) "
+               "and/or SLACK_APP_TOKEN (Socket Mode), or NAVIBOT_TEAMS_CLIENT_ID, NAVIBOT_TEAMS_CLIENT_SECRET and "
+               "NAVIBOT_TEAMS_TENANT_ID (or NAVIBOT_TEAMS_ALLOW_ANONYMOUS=true for a local Teams test)")
+
+
+@dataclass(frozen=True, slots=True)
+class Platforms:
+    """What this server answers, decided from the settings alone."""
+
+    slack_http: bool = False
+    slack_socket: bool = False
+    teams: bool = False
+    teams_anonymous: bool = False
+
+    @property
+    def slack(self) -> bool:
+        return self.slack_http or self.slack_socket
+
+    def describe(self) -> list[str]:
+        parts = []
+        if self.slack_http:
+            parts.append(f"Slack HTTP events at {EVENTS_PATH}")
+        if self.slack_socket:
+            parts.append("Slack Socket Mode")
+        if self.teams:
+            mode = "LOCAL ANONYMOUS MODE" if self.teams_anonymous else "authenticated"
+            parts.append(f"Teams at {MESSAGES_PATH} ({mode})")
+        return parts
+
+
+def choose_platforms(slack: SlackSettings, teams: TeamsSettings) -> Platforms:
+    """The platforms to serve; a half-configured one, or none at all, is a UserError naming what to set."""
+    has_token = slack.slack_bot_token is not None
+    has_secret = slack.slack_signing_secret is not None
+    has_app_token = slack.slack_app_token is not None
+    if (has_secret or has_app_token) and not has_token:
+        raise UserError("Slack needs SLACK_BOT_TOKEN (the Bot User OAuth Token, xoxb-...) as well: SLACK_SIGNING_SECRET "
+                        "or SLACK_APP_TOKEN is set without it")
+    if has_token and not (has_secret or has_app_token):
+        raise UserError("Slack needs SLACK_SIGNING_SECRET (HTTP events at /slack/events) or SLACK_APP_TOKEN (Socket "
+                        "Mode) besides SLACK_BOT_TOKEN")
+    teams.check_credentials()  # all three or none
+    serve_teams = not teams.anonymous or teams.allow_anonymous
+    platforms = Platforms(slack_http=has_token and has_secret, slack_socket=has_token and has_app_token,
+                          teams=serve_teams, teams_anonymous=serve_teams and teams.anonymous)
+    if not platforms.slack and not platforms.teams:
+        raise UserError(NO_PLATFORM)
+    return platforms
+
+
+@dataclass(slots=True)
+class ServerState:
+    bot: Bot
+    settings: Settings
+    platforms: Platforms
+    health: Health
+    metrics: Metrics
+    slack: SlackApp | None = None
+    slack_settings: SlackSettings | None = None
+    teams: TeamsBot | None = None
+    socket: AsyncSocketModeHandler | None = None
+    who: list[str] = field(default_factory=list)  # the Slack bot user and workspace, once auth.test answered
+
+
+STATE = web.AppKey("navibot_server", ServerState)
+
+
+@web.middleware
+async def refuse_when_shutting_down(request: web.Request,
+                                    handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
+                                    ) -> web.StreamResponse:
+    """After SIGTERM, new questions get 503 with Retry-After (the platforms redeliver them, to another instance
+    behind a load balancer), while the requests already being handled finish. /healthz says why; /metrics stays
+    readable to the last scrape."""
+    state = request.app[STATE]
+    if (state.health.shutting_down and request.path not in (HEALTH_PATH, METRICS_PATH)
+            and await redelivered_if_refused(request)):
+        return web.json_response({"status": "shutting down"}, status=503,
+                                 headers={"Retry-After": RETRY_AFTER_SECONDS})
+    return await handler(request)
+
+
+async def redelivered_if_refused(request: web.Request) -> bool:
+    """Slack redelivers an Events API callback (JSON) and the Bot Connector a message, so refusing them during the
+    drain loses nothing. A click (a feedback button, the reason form) or a slash command (Slack, form-encoded) and
+    a Teams invoke (a card button) are never sent again: refused, they would be lost, so they are served."""
+    if request.path == EVENTS_PATH:
+        return request.content_type == "application/json"
+    if request.path == MESSAGES_PATH:
+        try:
+            body = json.loads(await request.read())  # kept by aiohttp: the handler reads it again
+        except ValueError:
+            return True
+        return not (isinstance(body, dict) and body.get("type") == "invoke")
+    return True
+
+
+async def healthz(request: web.Request) -> web.Response:
+    report = await request.app[STATE].health.report()
+    return web.json_response(report.body(), status=200 if report.ok else 503,
+                             headers={"Cache-Control": "no-store"})
+
+
+async def metrics(request: web.Request) -> web.Response:
+    body = request.app[STATE].metrics.render()
+    return web.Response(body=body.encode("utf-8"), headers={"Content-Type": CONTENT_TYPE})
+
+
+def build_server_app(bot: Bot, settings: Settings, slack_settings: SlackSettings,
+                     teams_settings: TeamsSettings) -> web.Application:
+    """The application, with the routes the settings call for. It does not contact Slack: `start` checks the
+    tokens, listens, and connects Socket Mode."""
+    platforms = choose_platforms(slack_settings, teams_settings)
+    app = web.Application(middlewares=[refuse_when_shutting_down])
+    watcher = Metrics()
+    bot.observers.add(watcher)
+    health = Health(bot)
+    bot.observers.add(health)  # questions that fail on the store make /healthz say so
+    state = ServerState(bot, settings, platforms, health, watcher, slack_settings=slack_settings)
+    app[STATE] = state
+    if platforms.slack:
+        # One Slack app for both ways in: HTTP requests are signature-checked; Socket Mode ones are not signed,
+        # and Bolt skips the check for them.
+        state.slack = build_slack_app(bot, slack_settings, "http" if platforms.slack_http else "socket")
+        if platforms.slack_http:
+            add_slack_routes(app, state.slack)
+    if platforms.teams:
+        if platforms.teams_anonymous:
+            log.warning("Teams: NAVIBOT_TEAMS_ALLOW_ANONYMOUS=true and no credentials: %s accepts UNAUTHENTICATED "
+                        "requests from anyone who can reach this port and posts replies to the serviceUrl they "
+                        "name (on loopback, or a host NAVIBOT_TEAMS_SERVICE_URLS lists). For a local test only; set "
+                        "%sCLIENT_ID, CLIENT_SECRET and TENANT_ID in production.", MESSAGES_PATH, TEAMS_PREFIX)
+            if any(key.startswith("teams:") for key in settings.access_groups):
+                log.warning("Teams: NAVIBOT_ACCESS_GROUPS maps Teams teams, but in anonymous mode channelData.team.id "
+                            "is whatever the request says: any caller can claim any team, so access groups protect "
+                            "nothing on Teams. Set the Teams credentials before relying on them.")
+        state.teams = add_teams_routes(app, bot, teams_settings)
+    app.router.add_get(HEALTH_PATH, healthz)
+    app.router.add_get(METRICS_PATH, metrics)
+    return app
+
+
+class Server:
+    """One run of the application: `start` (check the Slack tokens, listen, connect Socket Mode), `stop` (an orderly
+    shutdown). `run` below is the whole life of `navibot serve`; tests and benchmarks use the two halves."""
+
+    def __init__(self, app: web.Application) -> None:
+        self.app = app
+        self.state = app[STATE]
+        self.runner: web.AppRunner | None = None
+        self.port = 0
+
+    async def start(self, host: str, port: int) -> int:
+        """Returns the port listened on (the real one when 0 was asked)."""
+        state = self.state
+        # The embedding model is loaded before listening (it loads lazily otherwise): the first question does not
+        # pay for it, and a broken install is one line at start-up rather than a failed turn.
+        warm_up = getattr(state.bot.core.embedder, "warm_up", None)
+        if callable(warm_up):
+            await asyncio.to_thread(warm_up)
+        if state.slack is not None:  # a wrong token is a clear line at start-up, not a failure at the first question
+            state.who = [await check_token(state.slack)]
+            if state.platforms.slack_socket:
+                await check_app_token(state.slack)
+        # shutdown_timeout: how long requests still open (a Teams card click) may take once the listener closed.
+        runner = web.AppRunner(self.app, access_log=None, shutdown_timeout=max(1.0, state.settings.shutdown_grace_seconds))
+        await runner.setup()
+        site = web.TCPSite(runner, host, port)
+        try:
+            await site.start()
+        except OSError as exc:  # the port is taken, the interface does not exist
+            await runner.cleanup()
+            raise UserError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from exc
+        self.runner = runner
+        sockets = getattr(site._server, "sockets", None) or []
+        self.port = sockets[0].getsockname()[1] if sockets else port
+        try:
+            if state.slack is not None and state.platforms.slack_socket and state.slack_settings is not None:
+                state.socket = socket_mode_handler(state.slack, state.slack_settings)
+                await state.socket.connect_async()
+        except BaseException:
+            await runner.cleanup()
+            raise
+        shown = "localhost" if host in ("0.0.0.0", "::", "") else host
+        who = f" as {state.who[0]}" if state.who else ""
+        # A log record, not a print: under JSON logs (serve's default) every stderr line stays one JSON object.
+        log.info("navibot serve: http://%s:%d%s: %s; %s, %s (SIGTERM or Ctrl-C to stop)", shown, self.port, who,
+                 "; ".join(state.platforms.describe()), HEALTH_PATH, METRICS_PATH,
+                 extra={"event": "listening", "url": f"http://{shown}:{self.port}"})
+        return self.port
+
+    async def stop(self) -> None:
+        """Stop taking work (/healthz and new questions: 503; Socket Mode closed), let the answers under way be
+        posted for at most NAVIBOT_SHUTDOWN_GRACE_SECONDS, then stop listening."""
+        state, grace = self.state, self.state.settings.shutdown_grace_seconds
+        state.health.shutting_down = True
+        if state.socket is not None:
+            with suppress(Exception):  # a connection already lost needs no closing
+                await state.socket.close_async()
+        under_way = (len(state.slack.tasks) if state.slack else 0) + (state.teams.pending if state.teams else 0)
+        if under_way:
+            log.info("navibot serve: stopping; up to %g s for %d answer(s) under way", grace, under_way)
+        waits = []
+        if state.slack is not None:
+            waits.append(drain_slack(state.slack, grace))
+        if state.teams is not None:
+            waits.append(state.teams.drain(grace))  # cancels what is left after `grace`
+        await asyncio.gather(*waits)
+        if state.slack is not None and state.slack.tasks:
+            log.warning("shutdown: %d Slack answer(s) still under way after %g s are not posted",
+                        len(state.slack.tasks), grace)
+            for task in list(state.slack.tasks):
+                task.cancel()
+            await asyncio.wait(set(state.slack.tasks), timeout=1.0)
+        if self.runner is not None:
+            await self.runner.cleanup()
+            self.runner = None
+
+
+async def drain_slack(slack: SlackApp, grace: float) -> None:
+    """Until every Slack answer is posted, at most `grace` seconds: including the work of a click served during
+    the drain, which started after it (SlackApp.drain waits only for what was under way when it was called)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + grace
+    while slack.tasks and (left := deadline - loop.time()) > 0:
+        await asyncio.wait(set(slack.tasks), timeout=left)
+
+
+async def run(app: web.Application, host: str, port: int,
+              stopped: Callable[[], Awaitable[None]] = until_stopped) -> None:
+    """The whole life of `navibot serve`: start, wait for SIGTERM or Ctrl-C, shut down in order."""
+    server = Server(app)
+    await server.start(host, port)
+    try:
+        await stopped()
+    finally:
+        await server.stop()

@@ -1,0 +1,1 @@
+"""The composition root of the core: stores, models and the turn handler chosen from settings."""

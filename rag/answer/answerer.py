@@ -1,0 +1,61 @@
+"""The answerer protocol: what the offline extractive answerer and a language-model answerer both implement."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from rag.answer.budget import note_fallback
+from rag.answer.moods import Mood
+from rag.answer.rewrite import Exchange
+from rag.cite.rail import Draft
+from rag.documents import SearchHit
+
+
+@dataclass(frozen=True, slots=True)
+class AnswerRequest:
+    """Everything an answerer may use: the question as asked and standalone, the conversation so far, the
+    retrieved sections (best first) and the mood."""
+
+    question: str
+    standalone: str
+    history: Sequence[Exchange]
+    hits: list[SearchHit]
+    mood: Mood
+    # Share of the question's topic words the best sections contain (rag.answer.evidence). The extractive answerer cannot
+    # judge relevance and refuses below a calibrated threshold; a language model judges it under its refusal rule,
+    # so a paraphrase ("university pupils", "food stamps") still reaches it.
+    coverage: float = 1.0
+
+
+class Answerer(Protocol):
+    """Writes the answer from the retrieved sections; names the sub-chunks (paragraphs) it relies on."""
+
+    def answer(self, request: AnswerRequest) -> Draft: ...
+
+
+class AnswerUnavailable(RuntimeError):
+    """The answerer could not write an answer (its model failed everywhere, or the turn's time ran out)."""
+
+
+UNAVAILABLE_NOTICE = "The AI model is unavailable right now; these are the most relevant source sentences."
+
+
+class FallbackAnswerer:
+    """A language-model answerer backed by the offline extractive one: a navigator on a call always gets the
+    best source sentences, with a one-line notice saying why the answer is not a written one."""
+
+    def __init__(self, primary: Answerer, fallback: Answerer, notice: str = UNAVAILABLE_NOTICE) -> None:
+        self.primary = primary
+        self.fallback = fallback
+        self.notice = notice
+
+    def answer(self, request: AnswerRequest) -> Draft:
+        try:
+            return self.primary.answer(request)
+        except AnswerUnavailable as exc:
+            note_fallback("generate", f"{exc}; extractive answer")
+        draft = self.fallback.answer(request)
+        draft.note = "\n".join(n for n in (self.notice, draft.note) if n)
+        return draft

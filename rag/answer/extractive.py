@@ -1,0 +1,306 @@
+"""The offline answerer: the few source sentences that best answer the question, each marked with its citation.
+
+No language model and no download. It cannot reword, so it never claims to: the answer is the sources' own
+sentences (trimmed to the mood's length), and a mood it cannot honour adds an honest note.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from itertools import pairwise
+
+import numpy as np
+
+from rag.answer.answerer import AnswerRequest
+from rag.cite.rail import Draft
+from rag.documents import SubChunk
+from rag.search.bm25 import query_stems, stemmed
+from rag.search.embedding import Embedder
+from rag.search.glossary import Glossary
+from rag.search.paragraphs import rank_paragraphs
+from rag.search.sentences import reading_sentences
+from rag.search.terms import tokens
+
+_LIST_ITEM = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)])\s+")
+CHUNKS_READ = 3  # answers come from the best few sections; lower ones rarely hold the answer
+# A preference for the best-ranked section (doc2dial: 0.15/0.07 and 0.5/0.2 put fewer gold answers in citations).
+RANK_PRIOR = (0.3, 0.1, 0.0)
+# A preference for the best-matching paragraphs (rag/search/paragraphs.py): weight / (1 + rank).
+PARAGRAPH_PRIOR = 0.3
+SECOND_PASSAGE = 0.9  # share of the best score another paragraph needs to join the answer
+PHRASE_WEIGHT = 0.5
+OVERLAP_WEIGHT = 1.0
+MAX_SENTENCES = 3  # an answer is read out on a call: two or three sentences
+ITEMS_SHOWN = 2  # items of a regulation's lead-in shown after it
+MIN_ITEM_WORDS = 6  # an item trimmed shorter than this says nothing
+# What a sentence that states a rule carries: an obligation or a bar, an amount or a time, a condition, who
+# qualifies. Inside the paragraph chosen by relevance, each kind found adds RULE_WEIGHT, so the answer opens with
+# the sentence that states the rule rather than one that merely repeats the question's words. It does not
+# choose the paragraph: on cfr273-dev, adding it to the paragraph choice cost 2 of 105 gold citations.
+RULE_WEIGHT = 0.15
+_AMOUNT_OR_TIME = re.compile(  # "$35", "20 hours", "30 days", "10 percent", "six months"
+    r"(?:\$\s?\d|\b\d+(?:[.,]\d+)?\s*(?:percent|%|days?|months?|weeks?|years?|hours?|calendar|business|times?)\b"
+    r"|\b(?:one|two|three|four|five|six|seven|ten|twelve|thirty|sixty|ninety)\s+"
+    r"(?:days?|months?|weeks?|years?|hours?)\b)",
+    re.IGNORECASE)
+_RULE_FEATURES = (
+    re.compile(r"\b(?:must|shall|may not|cannot|can't|will not|is required|are required|required to|"
+               r"is prohibited|prohibited)\b", re.IGNORECASE),
+    _AMOUNT_OR_TIME,
+    re.compile(r"\b(?:if|unless|except|provided that|only when|as long as|until|within|no later than|before|"
+               r"after)\b", re.IGNORECASE),
+    re.compile(r"\b(?:eligible|ineligible|eligibility|exempt|exemption|qualif\w*|disqualif\w*|entitled|"
+               r"excluded|counted|not count)\b", re.IGNORECASE),
+)
+# A question asking for a quantity ("how many days", "what age", "the minimum benefit", "the asset limit") is
+# answered by a sentence stating an amount or a time, not by one that names the topic ("inform all ABAWDs of the
+# work requirement" for "how many hours a week"): such a sentence gets QUANTITY_WEIGHT, in the paragraph choice too.
+# On cfr273-dev 0.2-0.4 all gain (odd and even qids); 0.6 starts to lose.
+QUANTITY_WEIGHT = 0.3
+_ASKS_QUANTITY = re.compile(r"\b(?:how (?:many|much|long|often|soon|old|fast|high)|what (?:ages?|amount|"
+                            r"percent(?:age)?)|minimum|maximum|max|min|limit|cap|deadline)\b", re.IGNORECASE)
+# A sentence that only points elsewhere ("as provided in paragraph (b) of this section") states no rule itself.
+_REFERENCE_ONLY = re.compile(r"^(?:[^.]{0,80})\b(?:in accordance with|as (?:specified|provided|described) in|"
+                             r"set forth in)\b[^.]{0,60}\bparagraph\b", re.IGNORECASE)
+
+
+def rule_features(text: str) -> int:
+    """How many kinds of rule-bearing words the sentence has (0 to 4)."""
+    return sum(1 for pattern in _RULE_FEATURES if pattern.search(text))
+_WH = frozenset({"who", "what", "when", "where", "why", "how", "which"})
+
+
+@dataclass(slots=True)
+class _Piece:
+    text: str  # a sentence, or a list item with its lead-in
+    sub: SubChunk
+    chunk_rank: int
+    order: int  # position in reading order, to keep the answer's sentences in the source's order
+    score: float = 0.0  # relevance to the question: picks the paragraph
+    rule: int = 0  # kinds of rule-bearing words (rule_features): picks the sentences inside that paragraph
+
+    @property
+    def within(self) -> float:
+        return self.score + RULE_WEIGHT * self.rule
+
+
+def _pieces(sub: SubChunk) -> list[str]:
+    """Sentences of a paragraph; for a list, its lead-in and each item (an item alone is rarely readable)."""
+    if sub.kind == "table":
+        return []
+    if sub.kind == "list":
+        lines = [line.strip() for line in sub.text.splitlines() if line.strip()]
+        lead = [ln for ln in lines if not _LIST_ITEM.match(ln)]
+        items = [_LIST_ITEM.sub("", ln) for ln in lines if _LIST_ITEM.match(ln)]
+        return [*lead, *(f"- {item}" for item in items)]
+    return reading_sentences(sub.text)
+
+
+def _cues(text: str) -> set[tuple[str, str]]:
+    """Question-word pairs ("who can", "how much", "how often"): they say what is asked, which topic words cannot
+    (every sentence of the WIC page shares "WIC" with "Who can get WIC?"), and headings often answer them."""
+    words = tokens(text)
+    return {(a, b) for a, b in pairwise(words) if a in _WH}
+
+
+def _phrase_match(question: str, heading_path: list[str]) -> float:
+    """1.0 when the paragraph's own heading has a question-word pair of the question ("Who can get WIC")."""
+    return 1.0 if heading_path and _cues(question) & _cues(heading_path[-1]) else 0.0
+
+
+def _overlap(terms: set[str], words: set[str], heading: set[str]) -> float:
+    """Share of the terms in the sentence, with diminishing returns (each further shared word adds less: a
+    sentence that repeats the question's words is not thereby an answer); a term only in the paragraph's
+    headings counts half."""
+    share = (len(terms & words) + 0.5 * len(terms & heading)) / max(len(terms), 1)
+    return float(np.sqrt(share))
+
+
+def _trim(text: str, max_words: int) -> str:
+    words = text.split()
+    return text if len(words) <= max_words else " ".join(words[:max_words]).rstrip(",;:") + "…"
+
+
+def _lead_in(pieces: list[_Piece], item: _Piece) -> _Piece | None:
+    """The sentence that introduces a list item: inside its list, or (as the chunker stores a lead-in paragraph
+    and its list as two sub-chunks) the last sentence of the paragraph just before the list, same section."""
+    inside = next((p for p in pieces if p.sub is item.sub and not p.text.startswith("- ")), None)
+    if inside is not None:
+        return inside
+    first = min(p.order for p in pieces if p.sub is item.sub)
+    before = next((p for p in pieces if p.order == first - 1), None)
+    if (before is not None and before.sub.kind == "paragraph" and before.sub.chunk_id == item.sub.chunk_id
+            and before.sub.heading_path == item.sub.heading_path):
+        return before
+    return None
+
+
+def _items_after(pieces: list[_Piece], lead: _Piece) -> list[_Piece]:
+    """The items, in order, of the list that follows a lead-in sentence (in its own list or the next sub-chunk)."""
+    after = [p for p in pieces if p.order > lead.order]
+    if not after or not after[0].text.startswith("- ") or after[0].sub.chunk_id != lead.sub.chunk_id:
+        return []
+    items: list[_Piece] = []
+    for piece in after:
+        if piece.sub is not after[0].sub or not piece.text.startswith("- "):
+            break
+        items.append(piece)
+    return items
+
+
+def _sub_items(pieces: list[_Piece], lead: _Piece) -> list[_Piece]:
+    """The paragraphs one level under a lead-in's paragraph ((b)(1) → (b)(1)(i), (ii) …, stored as sub-chunks of
+    their own), most relevant first (by their best sentence), at most ITEMS_SHOWN; each as its first sentence,
+    which is the one that continues the lead-in."""
+    path = lead.sub.heading_path
+    first: dict[str, _Piece] = {}
+    score: dict[str, float] = {}
+    for piece in pieces:
+        sub = piece.sub
+        if (sub.chunk_id != lead.sub.chunk_id or len(sub.heading_path) != len(path) + 1
+                or sub.heading_path[:len(path)] != path):
+            continue
+        if sub.sub_id not in first or piece.order < first[sub.sub_id].order:
+            first[sub.sub_id] = piece
+        score[sub.sub_id] = max(score.get(sub.sub_id, piece.score), piece.score)
+    ranked = sorted(first, key=lambda sub_id: -score[sub_id])[:ITEMS_SHOWN]
+    shown = []
+    for sub_id in ranked:
+        piece = first[sub_id]
+        if _is_heading(piece):  # a titled subparagraph ("(i) Included households."): its best sentence
+            rest = [p for p in pieces if p.sub is piece.sub and p is not piece]
+            piece = max(rest, key=lambda p: p.within) if rest else piece
+        shown.append(piece)
+    return shown
+
+
+def _is_heading(piece: _Piece) -> bool:
+    """The sentence is only its paragraph's title, as the heading path shows it."""
+    return bool(piece.sub.heading_path) and piece.text.strip().rstrip(".") == piece.sub.heading_path[-1].strip()
+
+
+class ExtractiveAnswerer:
+    def __init__(self, embedder: Embedder, min_coverage: float = 0.2, glossary: Glossary | None = None) -> None:
+        self.embedder = embedder
+        self.glossary = glossary  # navigators' words -> the policy terms the paragraphs use (rag/search/glossary.py)
+        self.min_coverage = min_coverage  # NAVIBOT_MIN_COVERAGE, calibrated in benchmarks/RESULTS.md
+
+    def answer(self, request: AnswerRequest) -> Draft:
+        if request.coverage < self.min_coverage:
+            return Draft("", [])  # it would quote something loosely related: the engine says it could not find it
+        mood = request.mood
+        texts = [(text, sub, rank) for rank, hit in enumerate(request.hits[:CHUNKS_READ]) for sub in hit.chunk.subchunks
+                 for text in _pieces(sub) if text.strip()]
+        pieces = [_Piece(text, sub, rank, order) for order, (text, sub, rank) in enumerate(texts)]
+        if not pieces:
+            return Draft("", [])
+        expansion = self.glossary.expand(request.standalone).text if self.glossary is not None else ""
+        ranked = rank_paragraphs(request.standalone, request.hits, self.embedder, sections=CHUNKS_READ,
+                                 expansion=expansion)
+        self._score(request.question, request.standalone, pieces,
+                    {p.sub.sub_id: rank for rank, p in enumerate(ranked)})
+        chosen = self._choose(pieces, mood.max_words)
+        cited: list[str] = []
+        parts: list[str] = []
+        for i, piece in enumerate(chosen):
+            if piece.sub.sub_id not in cited:
+                cited.append(piece.sub.sub_id)
+            following = chosen[i + 1] if i + 1 < len(chosen) else None
+            # One marker after a run of sentences from the same paragraph, not one per sentence.
+            if following is not None and following.sub is piece.sub:
+                parts.append(piece.text)
+            else:
+                parts.append(f"{piece.text} [{cited.index(piece.sub.sub_id) + 1}]")
+        # A trimmed sentence ends in "…", which the rail (rag/cite/rail.py) reads as no sentence end: the next one
+        # starts on a new line, so that each is checked against the paragraph it cites.
+        text = "".join(f"{sep}{part}" for sep, part in
+                       zip(["", *("\n" if p.rstrip(" []0123456789").endswith("…") else " " for p in parts)], parts))
+        return Draft(text, cited, prefix=mood.prefix, note=mood.offline_note)
+
+    def _score(self, question: str, standalone: str, pieces: list[_Piece], paragraph_rank: dict[str, int]) -> None:
+        """Word overlap and vector similarity with the question as asked ("what about part-time?" must pick the
+        sentence on part-time), plus a smaller share for the standalone question (the topic it continues), a
+        preference for the best sections and paragraphs, and for sentences that state a rule."""
+        asked, topic = set(query_stems(question)), set(query_stems(standalone))
+        quantity = bool(_ASKS_QUANTITY.search(question) or _ASKS_QUANTITY.search(standalone))
+        vectors = self.embedder.embed_documents([p.text for p in pieces])
+        similarity = vectors @ np.asarray(self.embedder.embed_query(standalone), dtype=np.float32)
+        for piece, sim in zip(pieces, similarity, strict=True):
+            words = set(stemmed(piece.text))
+            heading = set(stemmed(" ".join(piece.sub.heading_path))) - words
+            rank = paragraph_rank.get(piece.sub.sub_id)
+            piece.rule = 0 if _REFERENCE_ONLY.search(piece.text) else rule_features(piece.text)
+            piece.score = (OVERLAP_WEIGHT * _overlap(asked, words, heading)
+                           + (QUANTITY_WEIGHT if quantity and _AMOUNT_OR_TIME.search(piece.text) else 0.0)
+                           + (0.5 * OVERLAP_WEIGHT * _overlap(topic, words, heading) if topic != asked else 0.0)
+                           + float(sim) + RANK_PRIOR[min(piece.chunk_rank, len(RANK_PRIOR) - 1)]
+                           + (PARAGRAPH_PRIOR / (1 + rank) if rank is not None else 0.0)
+                           + PHRASE_WEIGHT * _phrase_match(question, piece.sub.heading_path))
+
+    @staticmethod
+    def _choose(pieces: list[_Piece], max_words: int) -> list[_Piece]:
+        """The best piece, then neighbours from the same paragraph or list while they fit: an answer reads best
+        as a passage, not as sentences picked from all over the page."""
+        # The paragraph that answers best, then its sentence that states the rule best.
+        paragraph = max(pieces, key=lambda p: p.score).sub
+        best = max((p for p in pieces if p.sub is paragraph), key=lambda p: p.within)
+        # When another paragraph matches nearly as well, its best sentence joins (with its own citation): the
+        # evidence is often split between two paragraphs, and the two best are often a rule and its neighbour.
+        # Only a sentence that reads alone (not a list item or lead-in). Room is kept for it: regulation sentences
+        # are long, and the first one alone would fill the answer. On doc2dial this raised "a citation holds the
+        # gold answer" from 0.518 to 0.545 (0.552 at 0.8, which let loosely related sentences into the demo answers).
+        others = [p for p in pieces if p.sub is not paragraph and not p.text.startswith("- ")
+                  and not p.text.rstrip().endswith(":")]
+        second = max(others, key=lambda p: p.score) if others else None
+        if second is not None and second.score < SECOND_PASSAGE * best.score:
+            second = None
+        if second is not None:
+            max_words, room = max_words - min(len(second.text.split()), max_words // 2), max_words
+        best_text = _trim(best.text, max_words)
+        chosen = [_Piece(best_text, best.sub, best.chunk_rank, best.order, best.score, best.rule)]
+        used = len(best_text.split())
+        lead_needed = best.text.startswith("- ")
+        if lead_needed:  # a list item needs the list's lead-in to make sense
+            lead = _lead_in(pieces, best)
+            if lead and used + len(lead.text.split()) <= max_words:
+                chosen.append(lead)
+                used += len(lead.text.split())
+        elif best.text.rstrip().endswith(":") and not _items_after(pieces, best):
+            # A regulation's lead-in ("The following persons are exempt:") whose items are paragraphs of their own
+            # ((i), (ii) …): the items that answer best, each citing its own paragraph.
+            for item in _sub_items(pieces, best):
+                size = len(item.text.split())
+                if len(chosen) >= MAX_SENTENCES or max_words - used < MIN_ITEM_WORDS:
+                    break
+                text = _trim(item.text, max_words - used)
+                chosen.append(_Piece(text, item.sub, item.chunk_rank, item.order, item.score, item.rule))
+                used += len(text.split())
+        elif best.text.rstrip().endswith(":"):  # and a lead-in ("WIC participants receive:") needs its items
+            for n, item in enumerate(_items_after(pieces, best)):
+                size = len(item.text.split())
+                if used + size > max_words:
+                    if n == 0 and max_words - used >= 3:  # at least the start of the first item
+                        chosen.append(_Piece(_trim(item.text, max_words - used), item.sub, item.chunk_rank,
+                                             item.order))
+                        used = max_words
+                    break
+                chosen.append(item)
+                used += size
+        neighbours = sorted((p for p in pieces if p.sub is best.sub and p not in chosen and p.order != best.order),
+                            key=lambda p: -p.within)
+        for piece in neighbours:
+            size = len(piece.text.split())
+            if len(chosen) >= MAX_SENTENCES:
+                break
+            if used + size > max_words or piece.score < 0.6 * best.score:
+                continue
+            chosen.append(piece)
+            used += size
+        if (second is not None and len(chosen) < MAX_SENTENCES and room - used >= MIN_ITEM_WORDS
+                and all(p.sub is not second.sub for p in chosen)):
+            chosen.append(_Piece(_trim(second.text, room - used), second.sub, second.chunk_rank, second.order,
+                                 second.score, second.rule))
+            if second.sub.chunk_id != best.sub.chunk_id:  # another section's paragraph comes after the best one's
+                return sorted(chosen[:-1], key=lambda p: p.order) + chosen[-1:]
+        return sorted(chosen, key=lambda p: p.order)  # in the source's order

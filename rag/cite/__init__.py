@@ -1,0 +1,1 @@
+"""Cite: the citation rail (quotes are verbatim paragraphs of the source, claims checked)."""

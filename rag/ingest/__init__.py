@@ -1,0 +1,1 @@
+"""Ingest: read files into documents, split them into section chunks and paragraph sub-chunks, store."""

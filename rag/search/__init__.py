@@ -1,0 +1,1 @@
+"""Search: the knowledge store protocol and its SQLite store, embeddings, BM25, hybrid retrieval."""

@@ -1,0 +1,181 @@
+"""Hybrid retrieval in two steps, fused by reciprocal rank fusion.
+
+1. Candidate sections: by vector similarity of the question to the whole section (title + heading path + text)
+   and by BM25 over sections, with words of the title and headings weighted 8x those of the body.
+2. Sentence evidence: the candidates ranked again by their best-matching sentence, by BM25 and by vector.
+   A question usually paraphrases one sentence of the page that answers it; looking only inside the candidates
+   keeps this step to a few hundred sentences, whatever the size of the store.
+The four rankings are fused. On doc2dial each added ranking raised recall (see benchmarks/RESULTS.md).
+3. Paragraphs: every candidate's paragraphs ranked by their sentences (best BM25, mean stored vector) and their
+   chunk's fused rank. The chunks of the best three are put among the first five hits: a long regulation section
+   is split into many chunks, and the one holding the answering paragraph is often not among the best by its whole
+   text. Each hit carries its paragraphs' ranks, which rag/search/paragraphs.py uses without embedding them again.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+
+import numpy as np
+
+from rag.documents import Chunk, SearchHit
+from rag.evaluation.legal_location import location
+from rag.search.embedding import Embedder
+from rag.search.glossary import Expansion, Glossary
+from rag.search.sentences import SentenceEvidence
+from rag.search.store import EmbeddingMismatch, Filters, KnowledgeStore
+
+log = logging.getLogger(__name__)
+
+# The glossary's policy terms move the query vector by the share of the question they translate, at most half as
+# much as the question itself: "emergency food stamps?" leans well toward "expedited service", a long question
+# with one synonym in it barely moves. The question is what the navigator asked; the terms are a guess at how
+# policy words it. (cfr273-dev first turns, section R@3: 0.744 without, 0.889 with; a fixed weight of 0.5 gave
+# 0.900 but cost doc2dial first turns 0.803 -> 0.790, where the pages use the navigators' own words; one text of
+# question and terms, where a long list of terms outweighs a short question, 0.856. benchmarks/RESULTS.md.)
+EXPANSION_VECTOR_WEIGHT = 0.5
+
+# Smaller than the customary 60: with four rankings, agreement at the very top should dominate
+# (k = 5 gave the best first-turn recall on doc2dial).
+RRF_K = 5
+# Paragraphs: their three rankings agree less than the chunks' four, so a flatter fusion (cfr273-dev first turns,
+# paragraph hit@3: k = 5 0.622, 10 0.633, 20 0.622, 40 0.589).
+PARAGRAPH_RRF_K = 10
+PULLED = 3  # the chunks of the best 3 paragraphs are put among the first PULL_WITHIN hits
+PULL_WITHIN = 5  # the hits an answer is written from (NAVIBOT_TOP_K's default)
+DIVERSE = 3  # the first hits: not all from one section when a runner-up section is among the first PULL_WITHIN
+
+
+def reciprocal_rank_fusion(
+    rankings: Sequence[Sequence[str]], weights: Sequence[float] | None = None, k: int = RRF_K
+) -> list[tuple[str, float]]:
+    """Fuse ranked id lists: score(id) = Σ weight / (k + rank), rank starting at 1. Ties keep first-seen order."""
+    weights = weights or [1.0] * len(rankings)
+    scores: dict[str, float] = {}
+    for ranking, weight in zip(rankings, weights, strict=True):
+        for rank, item in enumerate(ranking, start=1):
+            scores[item] = scores.get(item, 0.0) + weight / (k + rank)
+    return sorted(scores.items(), key=lambda kv: -kv[1])
+
+
+class Retriever:
+    """Finds the section chunks that best match a question, with optional tag and group filters."""
+
+    def __init__(self, store: KnowledgeStore, embedder: Embedder, candidates: int = 50, rrf_k: int = RRF_K,
+                 glossary: Glossary | None = None) -> None:
+        self.store = store
+        self.embedder = embedder
+        self.candidates = candidates
+        self.rrf_k = rrf_k
+        self.glossary = glossary
+
+    def _embed(self, texts: list[str]) -> np.ndarray | None:
+        """Query vectors for `texts` in one embedder call, or None when the embedder fails (lexical only)."""
+        try:
+            return self.embedder.embed_queries(texts)
+        except EmbeddingMismatch:
+            raise
+        except Exception as exc:  # noqa: BLE001 - a failing embedder must not leave the navigator with nothing
+            log.warning("query embedding failed (%s); using lexical search only", exc)
+            return None
+
+    def _query_vector(self, query: str, expansion: Expansion) -> np.ndarray | None:
+        """The question's vector, moved toward the glossary's policy terms when it has any (a weighted average,
+        back to unit length). Both texts are embedded in one call."""
+        if not expansion or expansion.coverage <= 0:
+            vectors = self._embed([query])
+            return None if vectors is None else vectors[0]
+        vectors = self._embed([query, expansion.text])
+        if vectors is None:
+            return None
+        vector, terms = np.asarray(vectors[0], dtype=np.float32), np.asarray(vectors[1], dtype=np.float32)
+        blended = vector + min(EXPANSION_VECTOR_WEIGHT, expansion.coverage) * terms
+        norm = float(np.linalg.norm(blended))
+        return blended / norm if norm > 0 else vector
+
+    def search(self, query: str, k: int = 5, tags: list[str] | None = None,
+               groups: list[str] | None = None) -> list[SearchHit]:
+        query = query.strip()
+        if not query:
+            return []
+        filters = Filters.of(tags, groups)
+        n = max(self.candidates, k)
+        expansion = self.glossary.expand(query) if self.glossary is not None else Expansion()
+        vector = self._query_vector(query, expansion)
+        if expansion:
+            log.debug("glossary: %s -> %s", ", ".join(expansion.matched), expansion.text)
+            query = f"{query}\n{expansion.text}"  # lexical: the question's words first, then the policy terms
+        rankings_of = getattr(self.store, "candidate_rankings", None)
+        if rankings_of is not None:  # a store that gets both in one round trip (MongoDB's $rankFusion)
+            by_vector, by_lexical = rankings_of(query, vector, n, filters)
+        else:
+            by_vector = [cid for cid, _ in self.store.vector_search(vector, n, filters)] if vector is not None else []
+            by_lexical = [cid for cid, _ in self.store.lexical_search(query, n, filters)]
+        candidates = list(dict.fromkeys(by_vector + by_lexical))  # already filtered by tags and groups
+        evidence_of = getattr(self.store, "sentence_evidence", None)
+        if evidence_of is not None:
+            evidence = evidence_of(query, vector, candidates)
+        else:  # a store with chunk rankings only: no paragraph evidence
+            evidence = SentenceEvidence(*self.store.sentence_rankings(query, vector, candidates), [], [], {})
+        rankings = [by_vector, by_lexical, evidence.chunks_lexical, evidence.chunks_vector]
+        scores = dict(reciprocal_rank_fusion(rankings, k=self.rrf_k))
+        fused = list(scores)  # best first
+        paragraphs = rank_candidate_paragraphs(evidence, fused)
+        top = with_best_paragraphs(fused, paragraphs, evidence.chunk_of, k)
+        vrank = {cid: i for i, cid in enumerate(by_vector, start=1)}
+        lrank = {cid: i for i, cid in enumerate(by_lexical, start=1)}
+        chunks = {c.chunk_id: c for c in self.store.get_chunks(top)}
+        top = with_another_section([chunks[cid] for cid in top if cid in chunks])
+        ranks = {sub: i for i, sub in enumerate(paragraphs)}
+        return [SearchHit(chunks[cid], scores[cid], vrank.get(cid), lrank.get(cid),
+                          paragraph_ranks={s.sub_id: ranks[s.sub_id] for s in chunks[cid].subchunks
+                                           if s.sub_id in ranks})
+                for cid in top]
+
+
+def rank_candidate_paragraphs(evidence: SentenceEvidence, fused: list[str]) -> list[str]:
+    """Every candidate paragraph, best first: its best sentence's BM25, its mean sentence vector, and its
+    chunk's fused rank (a paragraph of a strong section beats a lone strong sentence elsewhere), fused by RRF."""
+    chunk_rank = {cid: i for i, cid in enumerate(fused)}
+    by_chunk = sorted(evidence.chunk_of, key=lambda sub: chunk_rank.get(evidence.chunk_of[sub], len(fused)))
+    rankings = [evidence.paragraphs_lexical, evidence.paragraphs_vector, by_chunk]
+    return [sub for sub, _ in reciprocal_rank_fusion(rankings, k=PARAGRAPH_RRF_K)] if evidence.chunk_of else []
+
+
+def with_best_paragraphs(fused: list[str], paragraphs: list[str], chunk_of: dict[str, str], k: int) -> list[str]:
+    """The top k chunks, where the chunks holding the PULLED best paragraphs are among the first PULL_WITHIN,
+    in place of the lowest of those (the best fused chunks stay, at least the first): a long section is split into
+    many chunks, and the one holding the answering paragraph is often not among the best few by its whole text."""
+    within = min(PULL_WITHIN, k)
+    kept = max(within - PULLED, 1)
+    wanted = list(dict.fromkeys(chunk_of[sub] for sub in paragraphs[:PULLED]))
+    missing = [cid for cid in wanted if cid not in fused[:within]][:within - kept]
+    head = [cid for cid in fused[:within] if cid not in missing][:within - len(missing)] + missing
+    return (head + [cid for cid in fused if cid not in head])[:k]
+
+
+def section_of(chunk: Chunk) -> tuple[str, str]:
+    """The section a chunk belongs to: its regulation section ("273.7") when its heading path names one, else its
+    document's first heading. A long section is split into many chunks that all share it."""
+    section, _ = location(chunk.heading_path)
+    return chunk.doc_id, section or (chunk.heading_path[0] if chunk.heading_path else "")
+
+
+def with_another_section(chunks: list[Chunk]) -> list[str]:
+    """The chunks' ids in order, except that when the first DIVERSE ones all come from one section, the best of the
+    next ones (up to PULL_WITHIN) from another section takes the last of those places: three chunks of one
+    section rarely answer better than two of it and the runner-up section (cfr273-dev first turns, section R@3
+    0.889 -> 0.911, on both qid halves; it only reorders the first five, so R@5 and the paragraphs read are the
+    same)."""
+    ids = [c.chunk_id for c in chunks]
+    if len(chunks) <= DIVERSE:
+        return ids
+    first = {section_of(c) for c in chunks[:DIVERSE]}
+    if len(first) > 1:
+        return ids
+    other = next((i for i in range(DIVERSE, min(PULL_WITHIN, len(chunks))) if section_of(chunks[i]) not in first),
+                 None)
+    if other is None:
+        return ids
+    return ids[:DIVERSE - 1] + [ids[other]] + [cid for i, cid in enumerate(ids[DIVERSE - 1:], DIVERSE - 1) if i != other]

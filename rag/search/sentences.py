@@ -1,0 +1,99 @@
+"""Sentences: the finest retrieval unit. A question usually paraphrases one sentence of the page that answers
+it, so sentence-level evidence re-ranks the candidate sections (quotes stay whole paragraphs)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from rag.documents import Chunk
+
+_BOUNDARY = re.compile(r"(?<=[.!?])\s+")
+# A period that ends an abbreviation ("U.S.", "e.g.", "Oct.") ends no sentence; a lone capital does ("Part A.").
+_ABBREVIATION = re.compile(r"(?:\b(?:[A-Za-z]\.){2,3}|\b(?:Mr|Mrs|Ms|Dr|St|Jr|Sr|vs|etc|approx|Inc|Co|Corp|"
+                           r"Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)\.)$")
+
+
+@dataclass(frozen=True, slots=True)
+class Sentence:
+    chunk_id: str
+    sub_id: str
+    head: str  # "Title > heading > sub-heading" of the paragraph the sentence is in
+    text: str
+
+    @property
+    def index_text(self) -> str:
+        return f"{self.head}\n{self.text}"
+
+
+def split_sentences(text: str) -> list[str]:
+    """Split after ., ! or ? followed by whitespace: the units that rank sections (indexed at ingest). Kept this
+    simple on purpose: abbreviation-aware splitting measured slightly worse for retrieval on doc2dial
+    (first-turn Recall@3 0.800 against 0.810) and would change every stored index."""
+    return [part for part in (p.strip() for p in _BOUNDARY.split(text)) if part]
+
+
+def reading_sentences(text: str) -> list[str]:
+    """Sentences as a person reads them, for answers: no break after an abbreviation ("U.S. citizens")."""
+    sentences: list[str] = []
+    for part in split_sentences(text):
+        if sentences and _ABBREVIATION.search(sentences[-1]):
+            sentences[-1] = f"{sentences[-1]} {part}"
+        else:
+            sentences.append(part)
+    return sentences
+
+
+def chunk_sentences(chunk: Chunk) -> list[Sentence]:
+    return [
+        Sentence(chunk.chunk_id, sub.sub_id, " > ".join([chunk.title, *sub.heading_path]), sentence)
+        for sub in chunk.subchunks
+        for sentence in split_sentences(sub.text)
+    ]
+
+
+@dataclass(frozen=True, slots=True)
+class SentenceEvidence:
+    """What the candidate sections' sentences say about a question, best first: the chunks ranked by their best
+    sentence (BM25, vector), and the paragraphs (sub-chunks) ranked by their best sentence's BM25 and by the
+    similarity of their mean sentence vector. Read from the vectors stored at ingest: nothing is embedded again."""
+
+    chunks_lexical: list[str]
+    chunks_vector: list[str]
+    paragraphs_lexical: list[str]
+    paragraphs_vector: list[str]
+    chunk_of: dict[str, str]  # sub_id -> chunk_id of every paragraph seen
+
+
+def rank_sentences(rows: list[tuple[str, str]], scores: np.ndarray, matrix: np.ndarray | None,
+                   vector: np.ndarray | None) -> SentenceEvidence:
+    """`rows`: (chunk_id, sub_id) of each candidate sentence, in reading order; `scores`: their BM25; `matrix`:
+    their stored vectors (one row each). A paragraph's vector is the mean of its sentences' (a long paragraph is
+    judged on all it says, not on its one closest sentence: cfr273-dev first-turn paragraph hit@3 0.567 with the
+    best sentence, 0.633 with the mean; benchmarks/RESULTS.md)."""
+    chunk_of = {sub: chunk for chunk, sub in rows}
+    index: dict[str, int] = {}
+    owner = np.fromiter((index.setdefault(sub, len(index)) for _, sub in rows), dtype=np.intp, count=len(rows))
+    subs = list(index)  # paragraphs in reading order; `owner` numbers each sentence's paragraph
+    # A paragraph's sentences are stored together, so `owner` rarely needs sorting; reduceat sums each run.
+    grouped = bool(np.all(owner[1:] >= owner[:-1]))
+    order = np.arange(len(rows)) if grouped else np.argsort(owner, kind="stable")
+    runs = owner[order]
+    starts = np.flatnonzero(np.r_[True, runs[1:] != runs[:-1]])
+    by_score = np.argsort(-scores, kind="stable")
+    chunks_lexical = list(dict.fromkeys(rows[i][0] for i in by_score if scores[i] > 0))
+    best = np.maximum.reduceat(np.asarray(scores, dtype=np.float64)[order], starts)
+    paragraphs_lexical = [subs[i] for i in np.argsort(-best, kind="stable") if best[i] > 0]
+    chunks_vector: list[str] = []
+    paragraphs_vector: list[str] = []
+    if vector is not None and matrix is not None and len(matrix):
+        query = np.asarray(vector, dtype=np.float32)
+        by_similarity = np.argsort(-(matrix @ query), kind="stable")
+        chunks_vector = list(dict.fromkeys(rows[i][0] for i in by_similarity))
+        sums = np.add.reduceat(matrix if grouped else matrix[order], starts, axis=0)  # one row per paragraph
+        norms = np.linalg.norm(sums, axis=1)
+        sims = (sums @ query) / np.where(norms > 0, norms, 1.0)
+        paragraphs_vector = [subs[i] for i in np.argsort(-sims, kind="stable")]
+    return SentenceEvidence(chunks_lexical, chunks_vector, paragraphs_lexical, paragraphs_vector, chunk_of)

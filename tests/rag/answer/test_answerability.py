@@ -1,0 +1,69 @@
+"""An honest "I don't know": questions asking for a fact no retrieved section holds get no evidence, while a
+knowledge base that does hold it still answers."""
+
+from __future__ import annotations
+
+import pytest
+
+from rag.answer.answerability import unanswerable_reason
+from rag.answer.evidence import evidence
+from rag.documents import Chunk, SearchHit, SubChunk
+
+
+def hit(text: str, title: str = "7 CFR 273", headings: tuple[str, ...] = ("§ 273.2 Applications.",),
+        n: int = 0) -> SearchHit:
+    sub = SubChunk(f"c{n}::0.0", f"c{n}::0", 0, "paragraph", text, list(headings))
+    return SearchHit(Chunk(f"c{n}::0", f"d{n}", 0, title, list(headings), [sub], text=text), 1.0)
+
+
+SNAP_RULES = [hit("A SNAP household must apply at the SNAP office. SNAP benefits are issued on an EBT card. "
+                  "The SNAP office must process the application within 30 days.", n=i) for i in range(3)]
+
+
+@pytest.mark.parametrize(("question", "why"), [
+    ("whats the phone number for the snap office in cuyahoga county", "phone number"),
+    ("what time does the DSS office open on saturdays", "opening hours"),
+    ("wheres the closest food pantry near 43215", "a place nearby"),
+    ("can u look up case #4471902 and tell me if its approved", "a case lookup"),
+    ("can you check where my client is on the waitlist", "a case lookup"),
+    ("how much is the max snap amount for a family of 4 this year", "figure"),
+    ("whats the gross income limit in dollars for FY2025", "2025 figure"),
+    ("pregnant client asking how to sign up for WIC too", "asks about WIC"),
+    ("does this client qualify for medicaid? shes 30", "asks about Medicaid"),
+])
+def test_questions_for_facts_the_sections_do_not_hold_have_no_evidence(question: str, why: str) -> None:
+    reason = unanswerable_reason(question, SNAP_RULES)
+    assert reason is not None and why in reason
+    assert evidence(question, question, SNAP_RULES) == 0.0
+
+
+@pytest.mark.parametrize("question", [
+    "how long does the snap office have to process an application",
+    "client got LIHEAP help on her heating bill, does that count as income for snap?",  # how it counts for SNAP
+    "how do I check on my case?",  # a how-to, not a lookup asked of the bot
+    "can you check if students can get SNAP?",
+    "client applied on the 20th, does she get a full month of snap this month?",  # no figure asked
+    "is the income limit 130 percent of poverty?",
+])
+def test_questions_the_sections_may_answer_are_left_to_coverage(question: str) -> None:
+    assert unanswerable_reason(question, SNAP_RULES) is None
+
+
+def test_a_knowledge_base_that_holds_the_fact_still_answers() -> None:
+    contacts = [hit("Call the Cuyahoga County office at (216) 987-7000, open 8:00 a.m. to 5:00 p.m. on weekdays.",
+                    title="County offices", headings=("Contact",))]
+    assert unanswerable_reason("whats the phone number for the snap office in cuyahoga county", contacts) is None
+    assert unanswerable_reason("what time does the county office open on saturdays", contacts) is None
+    figures = [hit("For fiscal year 2025 the maximum SNAP allotment for 4 people is $975.", title="FY 2025 COLA")]
+    assert unanswerable_reason("max snap amount for 4 people for FY2025", figures) is None
+    wic = [hit("WIC serves pregnant women. Apply for WIC at a WIC clinic.", title="WIC basics", headings=()),
+           *SNAP_RULES[:2]]
+    assert unanswerable_reason("how to sign up for WIC", wic) is None  # a best section is about WIC
+
+
+def test_an_earlier_turns_request_does_not_count_again_in_a_follow_up() -> None:
+    standalone = "whats the phone number for the snap office? how long do they have to process it?"
+    question = "how long do they have to process it?"
+    assert evidence(question, standalone, SNAP_RULES) > 0
+    # a follow-up asked about another program is read as that question ("and WIC?" -> "... for WIC?")
+    assert evidence("and WIC?", "how do I apply for WIC?", SNAP_RULES) == 0.0

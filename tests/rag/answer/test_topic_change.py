@@ -1,0 +1,74 @@
+"""No topic mixing: in one long thread (a DM, a Teams personal chat, `navibot chat`) a complete question on
+another subject is searched alone, and an elliptical follow-up is still read with the thread."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import pytest
+
+from bot.cli.main import main
+from rag.answer.rewrite import Exchange, HeuristicRewriter, Rewrite, stands_alone
+from rag.search.bm25 import query_stems
+from tests.conftest import write
+
+MEDICAID = "How do I apply for Medicaid?"
+ABAWD = "Does the ABAWD time limit apply to a 52 year old client who works 15 hours a week?"
+
+
+def test_a_complete_question_naming_another_subject_is_taken_alone() -> None:
+    rewriter = HeuristicRewriter()  # one document (a regulation): no title tells topics apart
+    history = [Exchange(MEDICAID, "Households applying for Medicaid may file a SNAP application with it. [1]")]
+    assert rewriter.rewrite(ABAWD, history) == Rewrite(ABAWD)  # nothing of Medicaid searched, no answer context
+    # The navigator says so: "new question", "diff question", "different client".
+    for q in ("diff question - client just had a baby, no SSN yet. can the baby still be added?",
+              "ok different client - hes on strike. can his family still get food stamps?"):
+        assert rewriter.rewrite(q, history) == Rewrite(q)
+
+
+@pytest.mark.parametrize("follow_up", ["what if they're 50?", "and for a second offense?",
+                                       "Now, what if she is pregnant?", "how long does she have?",
+                                       "is that the same for ABAWDs over 50 who work 15 hours a week?"])
+def test_a_follow_up_that_cannot_stand_alone_is_read_with_the_thread(follow_up: str) -> None:
+    history = [Exchange(ABAWD, "")]
+    assert HeuristicRewriter().rewrite(follow_up, history).standalone == f"{ABAWD} {follow_up}"
+
+
+def test_a_question_on_the_threads_subject_continues_it() -> None:
+    said = set(query_stems(MEDICAID))
+    assert not stands_alone("Does Medicaid pay for nursing home care for an elderly parent?", said)
+    assert not stands_alone("renewal process for families with children under six", said)  # names no subject
+    assert stands_alone("Are WIC vouchers counted as income for a family with three children?", said)
+
+
+REGULATION = """# PART 999—TEST RULES
+
+### § 999.2 Applications.
+
+(a) Joint applications. Households applying for Medicaid may file a SNAP application at the same office.
+
+### § 999.24 Time limit for able-bodied adults without dependents (ABAWD).
+
+(a) General rule. An able-bodied adult without dependents (ABAWD) aged 18 through 54 is eligible for only 3
+months in 36 unless the individual works at least 20 hours a week.
+
+(b) Exceptions. The time limit does not apply to an individual who is pregnant or who is 55 years of age or older.
+"""
+
+
+def test_in_one_long_chat_the_abawd_question_is_not_about_medicaid(tmp_path: Path,
+                                                                    capsys: pytest.CaptureFixture[str],
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    store = tmp_path / "k.sqlite3"
+    assert main(["ingest", str(write(tmp_path / "reg.md", REGULATION)), "--store", str(store)]) == 0
+    capsys.readouterr()
+    monkeypatch.setattr("sys.stdin", io.StringIO(f"{MEDICAID}\n{ABAWD}\nwhat if she's pregnant?\n"))
+    assert main(["chat", "--store", str(store)]) == 0
+    replies = capsys.readouterr().out.split("bot> ")[1:]
+    assert len(replies) == 3
+    abawd = replies[1]
+    assert "understood as" not in abawd  # searched as asked
+    assert "§ 999.24" in abawd and "Medicaid" not in abawd
+    # The follow-up is read with the ABAWD question (not the Medicaid one), and the line says what was searched.
+    assert f"(understood as: {ABAWD} what if she's pregnant?)" in " ".join(replies[2].split())
