@@ -30,8 +30,8 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from benchmarks.serve_harness import NAVIBOT, ServeHarness, free_port  # noqa: E402
-from tests.fakes.fake_slack import BOT_USER_ID, TEAM_ID  # noqa: E402
+from benchmarks.serve_harness import NAVIBOT, ServeHarness, free_port
+from tests.fakes.fake_slack import BOT_USER_ID, TEAM_ID
 
 
 @dataclass

@@ -11,7 +11,6 @@ could post to are recorders on 127.0.0.1 (the connector the token vouches for) a
 
 from __future__ import annotations
 
-import asyncio
 import json
 import re
 import sys
@@ -26,7 +25,7 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from benchmarks.serve_harness import ServeHarness  # noqa: E402
+from benchmarks.serve_harness import ServeHarness
 from tests.fakes.fake_teams_auth import (
     CLIENT_ID,
     OUTGOING_TOKEN,

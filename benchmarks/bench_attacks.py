@@ -49,14 +49,14 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-import aiohttp  # noqa: E402
-from aiohttp import web  # noqa: E402
+import aiohttp
+from aiohttp import web
 
-from adapters.slack.blocks import ACTION_SHOW_QUOTES, REASON_BLOCK, REASON_INPUT, VIEW_REASON  # noqa: E402
-from benchmarks.attack_kill9 import run_kill9  # noqa: E402
-from benchmarks.bench_injection import CLAIMS, PLANTED, QUESTIONS, STYLES, obeying_model  # noqa: E402
-from benchmarks.results_file import machine_load, publish  # noqa: E402
-from benchmarks.serve_harness import NAVIBOT, ServeHarness, answer_id_of, channel_id, run_all, text_of  # noqa: E402
+from adapters.slack.blocks import ACTION_SHOW_QUOTES, REASON_BLOCK, REASON_INPUT, VIEW_REASON
+from benchmarks.attack_kill9 import run_kill9
+from benchmarks.bench_injection import CLAIMS, PLANTED, QUESTIONS, STYLES, obeying_model
+from benchmarks.results_file import machine_load, publish
+from benchmarks.serve_harness import NAVIBOT, ServeHarness, answer_id_of, channel_id, run_all, text_of
 from tests.adapters.slack.test_slack_hardening import (
     DEEP_ARRAY,
     DEEP_FORM,
@@ -65,10 +65,10 @@ from tests.adapters.slack.test_slack_hardening import (
     SCRIPT_DOC,
     assert_inert,
 )
-from tests.adapters.teams.test_teams import message as teams_message  # noqa: E402
-from tests.fakes.fake_connector import FakeConnector  # noqa: E402
-from tests.fakes.fake_models import PARAGRAPH, FakeGemini  # noqa: E402
-from tests.fakes.fake_slack import BOT_USER_ID, TEAM_ID, Call  # noqa: E402
+from tests.adapters.teams.test_teams import message as teams_message
+from tests.fakes.fake_connector import FakeConnector
+from tests.fakes.fake_models import PARAGRAPH, FakeGemini
+from tests.fakes.fake_slack import BOT_USER_ID, TEAM_ID, Call
 
 SECTION = "attacks"
 STUDENTS = "Can college students get SNAP?"
@@ -231,7 +231,7 @@ def build_store(workdir: Path) -> Path:
 
 
 def slack_post(harness: ServeHarness, body: str, content_type: str) -> tuple[int, str]:
-    return post_raw(harness, "/slack/events", body.encode(), harness._signed(body, content_type))  # noqa: SLF001
+    return post_raw(harness, "/slack/events", body.encode(), harness._signed(body, content_type))
 
 
 def slack_interact(harness: ServeHarness, payload: dict[str, Any]) -> tuple[int, str]:
@@ -265,10 +265,10 @@ def slack_attacks(harness: ServeHarness, report: Report) -> None:
          401),
         ("form payload nested 50,000 deep, unsigned", DEEP_FORM, {"X-Slack-Request-Timestamp": "abc",
                                                                   "Content-Type": form_type}, 401),
-        ("JSON nested 50,000 deep, signed", DEEP_OBJECT, harness._signed(DEEP_OBJECT, json_type), 400),  # noqa: SLF001
-        ("form payload nested 50,000 deep, signed", DEEP_FORM, harness._signed(DEEP_FORM, form_type), 400),  # noqa: SLF001
+        ("JSON nested 50,000 deep, signed", DEEP_OBJECT, harness._signed(DEEP_OBJECT, json_type), 400),
+        ("form payload nested 50,000 deep, signed", DEEP_FORM, harness._signed(DEEP_FORM, form_type), 400),
         ("signed, unknown charset", MENTION,
-         {**harness._signed(MENTION, json_type), "Content-Type": "application/json; charset=no-such-codec"},  # noqa: SLF001
+         {**harness._signed(MENTION, json_type), "Content-Type": "application/json; charset=no-such-codec"},
          400),
     ]
     for name, body, headers, expected in cases:

@@ -99,7 +99,7 @@ def claim_check(enabled: bool) -> Iterator[None]:
     if enabled:
         yield
     else:
-        with mock.patch("rag.cite.rail.unsupported_claims", lambda sentence, cited: []):
+        with mock.patch("rag.cite.rail.unsupported_claims", return_value=[]):
             yield
 
 

@@ -28,11 +28,11 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))  # measure this checkout
 
-import rag.ingest.legal_labels as ll  # noqa: E402
-from benchmarks.results_file import publish  # noqa: E402
-from rag.documents import Block  # noqa: E402
-from rag.ingest.chunking import Chunker  # noqa: E402
-from rag.ingest.loaders import load_markdown  # noqa: E402
+import rag.ingest.legal_labels as ll
+from benchmarks.results_file import publish
+from rag.documents import Block
+from rag.ingest.chunking import Chunker
+from rag.ingest.loaders import load_markdown
 
 _DEFAULT = REPO.parent / "shared" / "corpus" / "snap" / "7-cfr-273.md"
 

@@ -16,10 +16,7 @@ def write_section(name: str, body: str, path: Path = RESULTS) -> None:
     text = path.read_text(encoding="utf-8") if path.exists() else HEADER
     section = f"{start}\n{body.rstrip()}\n{end}"
     i, j = text.find(start), text.find(end)
-    if i != -1 and j > i:
-        text = text[:i] + section + text[j + len(end):]
-    else:
-        text = text.rstrip() + "\n\n" + section + "\n"
+    text = text[:i] + section + text[j + len(end):] if i != -1 and j > i else text.rstrip() + "\n\n" + section + "\n"
     tmp = path.with_suffix(".md.tmp")
     tmp.write_text(text, encoding="utf-8")
     tmp.replace(path)  # never a half-written results file

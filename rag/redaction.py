@@ -82,7 +82,7 @@ _case_patterns: list[re.Pattern[str]] = []
 
 def use_case_patterns(patterns: Sequence[str]) -> None:
     """Set the case-number patterns every redaction applies from now on (at start-up, from the settings)."""
-    global _case_patterns
+    global _case_patterns  # noqa: PLW0603 - one process-wide setting, set at start-up
     _case_patterns = compile_case_patterns(patterns)
 
 

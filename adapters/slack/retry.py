@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 
 from slack_sdk.http_retry.async_handler import AsyncRetryHandler
@@ -36,10 +37,8 @@ class RetryAfterHandler(AsyncRateLimitErrorRetryHandler):
         wait = 1.0  # Slack always sends Retry-After; one second if a proxy dropped it
         for name, values in response.headers.items():
             if name.lower() == "retry-after" and values:
-                try:
+                with contextlib.suppress(ValueError):
                     wait = max(0.0, float(values[0]))
-                except ValueError:
-                    pass
         wait = min(wait, self.max_wait)
         method = request.url.rsplit("/", 1)[-1]
         log.warning("Slack rate-limited %s; retry %d of %d in %.0f s", method, state.current_attempt + 1,

@@ -82,13 +82,14 @@ def parse_allow_list(value: str) -> tuple[str, ...]:
     """NAVIBOT_TEAMS_SERVICE_URLS: comma-separated URLs or host names, as normalised hosts. Raises ValueError (one
     line, naming the entry) for an entry that is not a host, or that names a link-local or metadata address."""
     hosts: list[str] = []
-    for entry in (e.strip() for e in value.split(",")):
-        if not entry:
+    for raw in (e.strip() for e in value.split(",")):
+        if not raw:
             continue
-        if "://" not in entry:
-            entry_host = normal_host(entry)
+        entry = raw
+        if "://" not in raw:
+            entry_host = normal_host(raw)
             bare_ipv6 = ":" in entry_host and address_of(entry_host) is not None  # fd00:ec2::254, no brackets
-            entry = f"https://[{entry_host}]" if bare_ipv6 else f"https://{entry}"
+            entry = f"https://[{entry_host}]" if bare_ipv6 else f"https://{raw}"
         host = host_of(entry)
         if host is None:
             raise ValueError(f"{entry!r} is not an http(s) URL or a host name")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 import textwrap
@@ -53,10 +54,8 @@ def chat(bot: Bot, read: Callable[[str], str] = input, out: TextIO | None = None
     """An interactive session: one thread, history, commands, and feedback on the last answer."""
     out = sys.stdout if out is None else out
     if read is input and sys.stdin.isatty():
-        try:
+        with contextlib.suppress(ImportError):  # not on every platform (Windows)
             import readline  # noqa: F401 - importing it gives input() line editing and arrow-key history
-        except ImportError:  # not on every platform (Windows)
-            pass
     thread = f"chat-{uuid.uuid4().hex}"
     print("Navibot chat. Ask a benefits question; `help` for commands. " + CHAT_HELP, file=out)
     last_answer: str | None = None

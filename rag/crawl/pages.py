@@ -8,6 +8,7 @@ too: pruning selects a site's documents by that URL prefix.
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -117,10 +118,8 @@ def _html_page(url: str, body: bytes, headers: dict[str, str], header_canonical:
     base = url
     base_node = tree.css_first("base[href]")
     if base_node is not None and (href := (base_node.attributes.get("href") or "").strip()):
-        try:
+        with contextlib.suppress(ValueError):
             base = urljoin(url, href)
-        except ValueError:
-            pass
     meta: dict[str, str] = {}
     for node in tree.css("meta[content]"):
         key = (node.attributes.get("name") or node.attributes.get("property") or "").strip().lower()

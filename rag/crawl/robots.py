@@ -7,6 +7,7 @@ Python's `urllib.robotparser` takes the first matching rule and treats `*` in a 
 
 from __future__ import annotations
 
+import contextlib
 import re
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
@@ -70,10 +71,8 @@ def parse_robots(text: str, agent: str) -> RobotsRules:
         if key in ("allow", "disallow") and value:
             groups[-1][1].append((value if value.startswith(("/", "*")) else "/" + value, key == "allow"))
         elif key == "crawl-delay":
-            try:
+            with contextlib.suppress(ValueError):
                 groups[-1][2].append(float(value))
-            except ValueError:
-                pass
     mine = [g for g in groups if any(a.split("/")[0].strip() == agent for a in g[0])]
     chosen = mine or [g for g in groups if "*" in g[0]]
     delays = [d for g in chosen for d in g[2]]

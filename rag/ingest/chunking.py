@@ -235,7 +235,7 @@ class Chunker:
             path = piece.section.path
             if path != shown:
                 # Name the sub-sections this text falls under, except labels the paragraph itself starts with.
-                new = [h for h in self._new_headings(shown, path, piece.section)]
+                new = list(self._new_headings(shown, path, piece.section))
                 if new:
                     text_parts.append(" > ".join(new))
                 shown = path

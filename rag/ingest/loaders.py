@@ -163,7 +163,7 @@ def _outline_titles(reader: object) -> set[str]:
 
     try:
         visit(reader.outline)  # type: ignore[attr-defined]
-    except Exception:  # a damaged outline must not lose the page text
+    except Exception:  # noqa: BLE001 - a damaged outline (any error inside pypdf) must not lose the page text
         return set()
     return titles
 
@@ -244,8 +244,8 @@ def load_file(path: Path, root: Path) -> LoadResult:
             result = load_jsonl(path)
         else:
             doc_id = doc_id_for(path, root)
-            loader = {**{s: load_markdown for s in MARKDOWN}, **{s: load_html for s in HTML},
-                      **{s: load_text for s in TEXT}, **{s: load_pdf for s in PDF}}[suffix]
+            loader = {**dict.fromkeys(MARKDOWN, load_markdown), **dict.fromkeys(HTML, load_html),
+                      **dict.fromkeys(TEXT, load_text), **dict.fromkeys(PDF, load_pdf)}[suffix]
             doc = loader(path, doc_id)
             if not any(b.kind != "heading" for b in doc.blocks):
                 raise LoadError("no text content found")

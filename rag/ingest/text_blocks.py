@@ -125,7 +125,7 @@ def markdown_blocks(text: str) -> list[Block]:
         elif _LIST_ITEM.match(line) and para and (re.match(r"^\s*[-*+]\s", line) or para[-1].rstrip().endswith(":")):
             flush()  # a bullet, or any item right after a lead-in ending with ":", starts a list
             items.append(_WS.sub(" ", stripped))
-        elif items and (line.startswith(" ") or line.startswith("\t")):
+        elif items and line.startswith((" ", "\t")):
             items[-1] = f"{items[-1]} {_WS.sub(' ', stripped)}"  # continuation of an item
         else:
             if items or rows:
@@ -147,7 +147,7 @@ def is_heading_line(line: str) -> bool:
     "What Is A Survivor?", and leaves ordinary sentences alone.
     """
     line = line.strip()
-    if not line or len(line) > 100 or _LIST_ITEM.match(line) and not _NUMBERED_HEADING.match(line):
+    if not line or len(line) > 100 or (_LIST_ITEM.match(line) and not _NUMBERED_HEADING.match(line)):
         return False
     numbered = _NUMBERED_HEADING.match(line)
     core = numbered.group("rest") if numbered else line

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import threading
 from collections.abc import Coroutine
 from typing import Any, TypeVar
@@ -56,10 +57,8 @@ class AsyncBridge:
             if self._closed:
                 return
             self._closed = True
-        try:
+        with contextlib.suppress(concurrent.futures.TimeoutError):  # a call that ignores cancellation: stop anyway
             asyncio.run_coroutine_threadsafe(_cancel_pending(), self._loop).result(5)
-        except concurrent.futures.TimeoutError:
-            pass  # a call that ignores cancellation: stop the loop anyway
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(timeout=5)
         if not self._thread.is_alive():

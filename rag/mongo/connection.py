@@ -5,6 +5,7 @@ A message names the host(s) of the connection string, never the user or password
 
 from __future__ import annotations
 
+import contextlib
 import re
 import threading
 from collections.abc import Coroutine
@@ -82,10 +83,8 @@ class MongoConnection:
             if self._shared_key is not None:
                 _SHARED.pop(self._shared_key, None)
         if self.client is not None:
-            try:
+            with contextlib.suppress(PyMongoError):  # closing a client whose server is gone must not fail shutdown
                 self.bridge.run(self.client.close(), timeout=5)
-            except PyMongoError:
-                pass  # closing a client whose server is gone must not fail the shutdown
         self.bridge.close()
 
 

@@ -16,6 +16,7 @@ Cohere:  POST /v2/embed, POST /v2/rerank
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import json
 import re
@@ -119,10 +120,8 @@ class FakeServer:
         delay = self.delay + sum(s for end, s in self.delays.items() if request.path.endswith(end))
         if delay:
             assert self._stopping is not None
-            try:
+            with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._stopping.wait(), delay)
-            except TimeoutError:
-                pass
         status = self.fail_next.pop(0) if self.fail_next else self.status
         return body, (self.error(status) if status else None)
 

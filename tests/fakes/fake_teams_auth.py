@@ -46,7 +46,7 @@ class TestKeys:
         keys = json.dumps({"keys": [{**jwk, "kid": KID, "use": "sig", "alg": "RS256"}]}).encode()
 
         class Keys(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:  # noqa: N802 - the stdlib's name
+            def do_GET(self) -> None:  # the stdlib's name
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")
                 self.end_headers()

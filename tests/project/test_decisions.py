@@ -28,5 +28,5 @@ def test_each_record_has_its_four_parts_and_fits_on_a_page() -> None:
         text = record.read_text(encoding="utf-8")
         number = int(record.name[:4])
         assert text.startswith(f"# {number}. "), record.name
-        assert [h for h in re.findall(r"(?m)^## (.+)$", text)] == list(PARTS), record.name
+        assert re.findall(r"(?m)^## (.+)$", text) == list(PARTS), record.name
         assert len(text.split()) <= MAX_WORDS, f"{record.name}: {len(text.split())} words"

@@ -435,7 +435,7 @@ def test_structured_fields_are_cleaned_like_the_message(logs: Callable[..., Line
     assert SECRETS[2] not in "\n".join(lines())
 
 
-@pytest.mark.parametrize("said, personal", [
+@pytest.mark.parametrize(("said", "personal"), [
     ("caller SSN123-45-6789 asks", "123-45-6789"),  # a dashed SSN right after its label
     ("call her at 555-867-5309x12", "867-5309"),  # a phone number with its extension
     ("she was born 3rd March 1980", "1980"),  # a date of birth with the day first, as an ordinal

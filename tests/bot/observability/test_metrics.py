@@ -53,7 +53,7 @@ def parse(text: str) -> tuple[dict[tuple[str, frozenset[tuple[str, str]]], float
     assert text.endswith("\n")
     for line in text.splitlines():
         if line.startswith("# "):
-            word, name, rest = (line[2:].split(" ", 2) + [""])[:3]
+            word, name, rest = [*line[2:].split(" ", 2), ""][:3]
             assert word in ("HELP", "TYPE") and rest, f"malformed comment: {line!r}"
             seen = helped if word == "HELP" else types
             assert name not in seen and name not in finished, f"second {word} for {name}"

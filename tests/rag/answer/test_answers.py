@@ -379,7 +379,7 @@ instructions = "Be very formal."
     assert "concise" in book.names  # the bundled ones stay
 
 
-@pytest.mark.parametrize("content, problem", [
+@pytest.mark.parametrize(("content", "problem"), [
     ("default = [unclosed", "not valid TOML"),
     ("[moods.terse]\ninstructions = 'Be terse.'", "missing description"),
     ("[moods.terse]\ndescription = 'T.'\ninstructions = 'Be terse.'\nmax_words = 5", "between 10 and 400"),

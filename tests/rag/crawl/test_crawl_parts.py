@@ -115,8 +115,8 @@ URLSET = b"""<?xml version="1.0" encoding="UTF-8"?>
 def test_sitemap_forms() -> None:
     assert parse_sitemap(URLSET) == (["https://h.gov/a", "https://h.gov/b"], [])
     assert parse_sitemap(gzip.compress(URLSET)) == (["https://h.gov/a", "https://h.gov/b"], [])
-    index = b'<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><sitemap><loc>https://h.gov/s1.xml' \
-            b'</loc></sitemap></sitemapindex>'
+    index = (b'<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><sitemap><loc>https://h.gov/s1.xml'
+             b'</loc></sitemap></sitemapindex>')
     assert parse_sitemap(index) == ([], ["https://h.gov/s1.xml"])
     assert parse_sitemap(b"https://h.gov/a\nnot a url\nhttps://h.gov/b\n") == (["https://h.gov/a", "https://h.gov/b"], [])
 

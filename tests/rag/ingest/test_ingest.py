@@ -136,7 +136,7 @@ def test_an_embedding_model_that_is_down_stops_the_run_at_the_first_failure_with
         raise EmbeddingUnavailable("HTTP 503 on every endpoint")
 
     monkeypatch.setattr(core.ingestor.embedder, "embed_documents", down)
-    with pytest.raises(EmbeddingUnavailable, match="503.*stopped after storing 0 changed document.*run the same"):
+    with pytest.raises(EmbeddingUnavailable, match=r"503.*stopped after storing 0 changed document.*run the same"):
         core.ingestor.ingest_paths([kb])
     assert len(calls) == 1  # not once per document: a hanging provider would cost one timeout each
     assert core.store.counts()["chunks"] == 0

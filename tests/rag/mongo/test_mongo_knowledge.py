@@ -169,7 +169,7 @@ def test_demo_kb_stored_like_sqlite_and_sentence_rankings_identical(
         assert store.documents() == sqlite.documents() and store.document_hashes() == sqlite.document_hashes()
         ids = [d.doc_id for d in sqlite.documents()]
         chunk_ids = [f"{doc}::0" for doc in ids]
-        assert store.get_chunks(chunk_ids + ["nope"]) == sqlite.get_chunks(chunk_ids)  # same Chunk objects
+        assert store.get_chunks([*chunk_ids, "nope"]) == sqlite.get_chunks(chunk_ids)  # same Chunk objects
         question = "Can a college student working 20 hours a week get SNAP?"
         vector = embedder.embed_query(question)
         # Same BM25 statistics of the whole store, same sentence vectors: the same rankings.
