@@ -199,10 +199,10 @@ class AsyncMongoKnowledge:
 
     async def documents(self) -> list[StoredDocument]:
         rows = await self.db[DOCUMENTS].find(
-            {}, {"title": 1, "content_hash": 1, "source_path": 1, "chunk_count": 1, "groups": 1}
+            {}, {"title": 1, "content_hash": 1, "source_path": 1, "chunk_count": 1, "groups": 1, "url": 1, "updated": 1}
         ).sort("_id", 1).to_list(None)
         return [StoredDocument(r["_id"], r["title"], r["content_hash"], r.get("source_path"), r.get("chunk_count", 0),
-                               tuple(r.get("groups") or ("all",))) for r in rows]
+                               tuple(r.get("groups") or ("all",)), r.get("url"), r.get("updated")) for r in rows]
 
     async def counts(self) -> dict[str, int]:
         subchunks = await (await self.db[DOCUMENTS].aggregate(

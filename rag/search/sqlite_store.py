@@ -237,10 +237,11 @@ class SQLiteKnowledgeStore:
     def documents(self) -> list[StoredDocument]:
         with self._lock:
             rows = self._db.execute(
-                "SELECT d.doc_id, d.title, d.content_hash, d.source_path, COUNT(c.id), d.groups FROM documents d"
-                " LEFT JOIN chunks c ON c.doc_id = d.doc_id GROUP BY d.doc_id ORDER BY d.doc_id").fetchall()
-        return [StoredDocument(doc_id, title, digest, source, count, tuple(json.loads(groups)))
-                for doc_id, title, digest, source, count, groups in rows]
+                "SELECT d.doc_id, d.title, d.content_hash, d.source_path, COUNT(c.id), d.groups, d.url, d.updated"
+                " FROM documents d LEFT JOIN chunks c ON c.doc_id = d.doc_id GROUP BY d.doc_id ORDER BY d.doc_id"
+            ).fetchall()
+        return [StoredDocument(doc_id, title, digest, source, count, tuple(json.loads(groups)), url, updated)
+                for doc_id, title, digest, source, count, groups, url, updated in rows]
 
     def counts(self) -> dict[str, int]:
         with self._lock:

@@ -37,6 +37,8 @@ class StoredDocument:
     source_path: str | None
     chunk_count: int
     groups: tuple[str, ...] = ("all",)  # who may see it (access control)
+    url: str | None = None
+    updated: str | None = None  # the source's own date (front matter, Last-Modified), as ingested
 
 
 @dataclass(frozen=True, slots=True)
