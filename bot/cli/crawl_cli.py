@@ -100,6 +100,7 @@ def cmd_crawl(args: argparse.Namespace, settings: Settings) -> int:
         state = CrawlState(state_path_for(store))
         try:
             result = asyncio.run(crawl(config, core.ingestor, state, progress_stream()))
+            state.record_failures(result.failures)  # the admin page's Documents view lists them
         finally:
             state.close()
     except sqlite3.Error as exc:  # the store's (the state's own are CrawlStateErrors): disk full, locked by a writer

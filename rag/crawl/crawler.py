@@ -295,6 +295,7 @@ class _Crawl:
             self.result.not_modified += 1
             self.kept.add(prior.doc_id)
             self.doc_urls.setdefault(prior.doc_id, current)
+            self.state.touch(current)  # a successful crawl of the page (the admin page's stale documents)
             self._follow(prior.links)
             return
         if fetched.status in GONE:

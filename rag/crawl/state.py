@@ -29,6 +29,11 @@ CREATE TABLE IF NOT EXISTS pages (
 );
 CREATE INDEX IF NOT EXISTS pages_site ON pages(site);
 CREATE INDEX IF NOT EXISTS pages_doc ON pages(doc_id);
+CREATE TABLE IF NOT EXISTS failures (  -- the pages the last crawl could not fetch (replaced by each crawl)
+    url TEXT PRIMARY KEY,
+    reason TEXT NOT NULL,
+    crawled_at TEXT NOT NULL
+);
 """
 
 
@@ -103,6 +108,13 @@ class CrawlState:
                  json.dumps(page.links), page.options, now))
         self._written()
 
+    def touch(self, url: str) -> None:
+        """The page answered 304 Not Modified: crawled successfully now, as it was stored."""
+        with self._failing("write"):
+            self._db.execute("UPDATE pages SET seen_at=? WHERE url=?",
+                             (datetime.now(UTC).isoformat(timespec="seconds"), url))
+        self._written()
+
     def forget(self, url: str) -> None:
         with self._failing("write"):
             self._db.execute("DELETE FROM pages WHERE url=?", (url,))
@@ -116,6 +128,26 @@ class CrawlState:
     def doc_ids(self, site: str) -> set[str]:
         with self._failing("read"):
             return {row[0] for row in self._db.execute("SELECT doc_id FROM pages WHERE site=?", (site,))}
+
+    def record_failures(self, failures: dict[str, str]) -> None:
+        """The last crawl's failed pages (URL -> why), in place of the previous crawl's (the admin page lists them)."""
+        now = datetime.now(UTC).isoformat(timespec="seconds")
+        with self._failing("write"):
+            self._db.execute("DELETE FROM failures")
+            self._db.executemany("INSERT OR REPLACE INTO failures(url, reason, crawled_at) VALUES (?,?,?)",
+                                 [(url, reason, now) for url, reason in failures.items()])
+            self._db.commit()
+
+    def failures(self) -> list[tuple[str, str, str]]:
+        """(url, reason, when) of the pages the last crawl could not fetch, by URL."""
+        with self._failing("read"):
+            return list(self._db.execute("SELECT url, reason, crawled_at FROM failures ORDER BY url"))
+
+    def last_seen(self) -> dict[str, tuple[str, str]]:
+        """doc id -> (url, when its page was last fetched or confirmed unchanged), the latest per document."""
+        with self._failing("read"):
+            rows = self._db.execute("SELECT doc_id, url, seen_at FROM pages ORDER BY seen_at").fetchall()
+        return {doc_id: (url, seen_at) for doc_id, url, seen_at in rows}
 
     def _written(self) -> None:
         self._pending += 1
