@@ -3,7 +3,8 @@
 N questions (one per channel) are sent as signed Slack events; the fake Gemini takes `generate_delay` seconds per
 call, so none is answered when the server is killed with SIGKILL. The server is started again on the same data
 folder, every event is redelivered twice at once (X-Slack-Retry-Num 1 and 2, the same envelope and event id), and
-once more (3) after the answers are out and the server was killed and started again. Then the fake Slack's chat.postMessage calls are counted per question:
+once more (3) after the answers are out and the server was killed and started again. Then the fake Slack's
+chat.postMessage calls are counted per question:
 each must be answered exactly once: not lost to its saved event id, and not twice for two deliveries at once.
 
     .venv/bin/python benchmarks/attack_kill9.py            # one line: PASS/FAIL and the counts

@@ -181,7 +181,8 @@ def main() -> int:
     followed = follow_ups()
     body = f"""## Answers: no-answer calibration and turn latency (embedded default)
 
-Measured {datetime.now(UTC):%Y-%m-%d %H:%M} UTC, Python {platform.python_version()}, `python benchmarks/bench_answers.py`.
+Measured {datetime.now(UTC):%Y-%m-%d %H:%M} UTC, Python {platform.python_version()},
+`python benchmarks/bench_answers.py`.
 
 **No-answer threshold** (`NAVIBOT_MIN_COVERAGE`: share of the question's topic words found in one of the top 3
 sections). A store holds one doc2dial domain; its 310 first-turn questions are pooled over both directions:
@@ -198,7 +199,8 @@ no-answer); {right_page} of the answers cite first the demo page written to answ
 threads ({len(DEMO_DIALOGUES)}, e.g. "what if they work 20 hours a week?", "and WIC?", "How do I apply for LIHEAP?"
 after "Can college students get SNAP?"): {followed} of {len(DEMO_DIALOGUES)} answered first from the expected page.
 These questions were written by the authors of the demo pages: a regression check, not an independent measure
-(doc2dial above is the independent one). `navibot ask` as a fresh process (interpreter start, model load, answer): median {cold:.2f} s.
+(doc2dial above is the independent one). `navibot ask` as a fresh process (interpreter start, model load,
+answer): median {cold:.2f} s.
 """
     print(body)
     if args.write:

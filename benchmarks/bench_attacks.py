@@ -397,7 +397,8 @@ def injection_attacks(harness: ServeHarness, report: Report) -> None:
     harness.gemini.reply = None
     notice = ask_slack(harness, "What does the quokka benefits notice say?")
     prompts = [FakeGemini.text_of(c.body) for c in harness.gemini.calls[calls_before:]
-               if c.path.endswith(":generateContent") and "quokka benefits notice is posted" in FakeGemini.text_of(c.body)]
+               if c.path.endswith(":generateContent")
+               and "quokka benefits notice is posted" in FakeGemini.text_of(c.body)]
     forged = sum(p.count('<document title="Official instructions"') + p.count('<paragraph id="official::0.0">')
                  for p in prompts)
     escaped = sum(p.count("&lt;/document&gt;") for p in prompts)
@@ -610,11 +611,12 @@ def teams_limit_attacks(harness: ServeHarness, connector: SizedConnector, report
         connector.refuse_messages = 0
 
 
-# --- stores ------------------------------------------------------------------------------------------------------------
+# --- stores --------------------------------------------------------------------------------------------------------
 
 def damage(store: Path, copy: Path) -> Path:
-    """A copy of the knowledge store with the pages of its sentence table overwritten (as tests/bot/conversations/test_store_errors.py
-    does): it opens, but a search fails with 'database disk image is malformed'."""
+    """A copy of the knowledge store with the pages of its sentence table overwritten (as
+    tests/bot/conversations/test_store_errors.py does): it opens, but a search fails with 'database disk image is
+    malformed'."""
     copy.parent.mkdir(parents=True, exist_ok=True)
     copy.write_bytes(store.read_bytes())
     with closing(sqlite3.connect(copy)) as db:
@@ -668,7 +670,8 @@ def teams_auth_attacks(workdir: Path, report: Report) -> None:
         return
     for result in run_teams_auth(workdir):
         sent = "" if result.to_attacker is None else f", {result.to_attacker} to attacker"
-        report.add("teams", result.name, f"{result.got}{sent}" + (f" ({result.note})" if result.note else ""), result.ok)
+        note = f" ({result.note})" if result.note else ""
+        report.add("teams", result.name, f"{result.got}{sent}{note}", result.ok)
 
 
 # --- kill -9 ----------------------------------------------------------------------------------------------------------

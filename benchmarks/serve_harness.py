@@ -1,7 +1,8 @@
 """`navibot serve` as a subprocess, driven the way Slack drives it, for the server benchmarks.
 
 Everything the server talks to runs in this (the benchmark's) process, on 127.0.0.1: the fake Slack Web API
-(tests/fakes/fake_slack.py), and the fake Gemini and Cohere APIs (tests/fakes/fake_models.py) that answer after a fixed delay.
+(tests/fakes/fake_slack.py), and the fake Gemini and Cohere APIs (tests/fakes/fake_models.py) that answer after a
+fixed delay.
 The server is this virtualenv's `navibot` executable, started with `--host 127.0.0.1 --port <free port>` in a
 fresh data folder (its working directory too, so no `.env` of the checkout is read), configured only through
 the environment as an admin would: Slack HTTP mode (SLACK_BOT_TOKEN, SLACK_SIGNING_SECRET, SLACK_API_URL) and

@@ -41,11 +41,13 @@ _CARD = re.compile(rf"(?<![\w$.,/{_DASH}])(?:[2-6]\d{{3}}([{_DASH} ])\d{{4}}\1\d
                    rf"|3\d{{3}}([{_DASH} ])\d{{6}}\2\d{{5}}|[2-6]\d{{12,18}})(?![\w.,/{_DASH}]?\d)(?![A-Za-z_])")
 # Immigration (USCIS) A-numbers: A + 8 or 9 digits, as printed on a green card (A123456789, A-123-456-789); a
 # lower-case "a" only glued to the digits ("a 10000000" is an article and an amount).
-_A_NUMBER = re.compile(rf"(?<![\w$.,/{_DASH}])(?:A[{_DASH}# ]?|a[{_DASH}#]?)(?:\d{{8,9}}|\d{{3}}[{_DASH} ]\d{{3}}[{_DASH} ]\d{{3}})"
+_A_NUMBER = re.compile(rf"(?<![\w$.,/{_DASH}])(?:A[{_DASH}# ]?|a[{_DASH}#]?)"
+                       rf"(?:\d{{8,9}}|\d{{3}}[{_DASH} ]\d{{3}}[{_DASH} ]\d{{3}})"
                        rf"(?![\w.,/{_DASH}]?\d)(?![A-Za-z_])")
 MONTH_NAME = (r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sep(?:t(?:ember)?)?"
           r"|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)\.?")
-_DATE = (rf"(?:\d{{1,2}}[/.-]\d{{1,2}}[/.-]\d{{2,4}}|\d{{4}}-\d{{2}}-\d{{2}}|{MONTH_NAME}\s+\d{{1,2}}(?:st|nd|rd|th)?,?\s+\d{{4}}"
+_DATE = (rf"(?:\d{{1,2}}[/.-]\d{{1,2}}[/.-]\d{{2,4}}|\d{{4}}-\d{{2}}-\d{{2}}"
+         rf"|{MONTH_NAME}\s+\d{{1,2}}(?:st|nd|rd|th)?,?\s+\d{{4}}"
          rf"|\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?{MONTH_NAME},?\s+\d{{4}})")
 _DOB = re.compile(rf"(?i)\b(d\.?o\.?b\.?|date\s+of\s+birth|birth\s*(?:date|day)|born(?:\s+on)?)"
                   rf"(\s*(?:is|:|-)?\s*)({_DATE})")

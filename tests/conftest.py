@@ -109,7 +109,7 @@ WIC serves pregnant women, new mothers, infants and children under five with hea
 ## Income
 
 Household income at or below 185 percent of the poverty guidelines qualifies, and people on Medicaid qualify automatically.
-""")
+""")  # noqa: E501 - a page's paragraph, one a line
     write(root / "internal" / "fraud-procedures.md", """---
 title: Fraud referral procedures
 tags: snap

@@ -204,7 +204,8 @@ def validate(manifest: dict[str, Any], folder: Path) -> list[str]:
         if found is None:
             problems.append(f"icons.{icon}: {path} is not a PNG file")
         elif found != size:
-            problems.append(f"icons.{icon}: {path.name} is {found[0]}x{found[1]} pixels; it must be {size[0]}x{size[1]}")
+            problems.append(f"icons.{icon}: {path.name} is {found[0]}x{found[1]} pixels; "
+                            f"it must be {size[0]}x{size[1]}")
         elif icon == "outline" and (problem := _outline_problem(path)):
             problems.append(problem)
     problems.extend(_bot_problems(manifest))

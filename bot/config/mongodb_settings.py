@@ -13,7 +13,8 @@ class MongoSettings(BaseSettings):
         default="sqlite", description="Where knowledge and conversations live: embedded SQLite files in "
                                       "NAVIBOT_DATA_DIR, or MongoDB Atlas (needs NAVIBOT_MONGODB_URI).")
     mongodb_uri: SecretStr | None = Field(
-        default=None, description="MongoDB connection string (for Atlas the mongodb+srv:// string of Connect > Drivers, "
+        default=None, description="MongoDB connection string (for Atlas the mongodb+srv:// string of "
+                                  "Connect > Drivers, "
                                   "mongodb://localhost:27017/?directConnection=true for mongodb-atlas-local).")
     mongodb_database: str = Field(default="navibot", min_length=1, max_length=63, pattern=r"^[^/\\. \"$]+$",
                                   description="Database holding the knowledge and conversation collections.")

@@ -1,4 +1,6 @@
-"""Settings of `navibot serve`, its logs and access control. A mixin of `bot.config.settings.Settings` (NAVIBOT_<FIELD>)."""
+"""Settings of `navibot serve`, its logs and access control.
+
+A mixin of `bot.config.settings.Settings` (NAVIBOT_<FIELD>)."""
 
 from __future__ import annotations
 

@@ -7,7 +7,8 @@ MongoDB URI with its password), and with `NAVIBOT_REDACT_PII` on (the default) S
 e-mail addresses and dates of birth are replaced as in the conversation store (bot/conversations/redacting.py).
 
 In JSON each line carries time (ISO 8601, UTC), level, logger, message, the trace id of the turn under way
-(`bot.observability.observers.current_trace`) and any structured fields given with `extra={...}`; a traceback is one `exc` field.
+(`bot.observability.observers.current_trace`) and any structured fields given with `extra={...}`; a traceback is
+one `exc` field.
 """
 
 from __future__ import annotations

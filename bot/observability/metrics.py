@@ -1,8 +1,8 @@
 """Prometheus metrics of the bot, served as text on `GET /metrics` by `navibot serve`.
 
-`Metrics` is an Observer (bot/observability/observers.py): it counts questions, answers, no-answers, feedback, errors and model
-fallbacks, and keeps a latency histogram per stage. Turns end in the bot's worker threads, so every update
-happens under one lock; `render()` writes the text exposition format 0.0.4 by hand (a few lines of code, no
+`Metrics` is an Observer (bot/observability/observers.py): it counts questions, answers, no-answers, feedback,
+errors and model fallbacks, and keeps a latency histogram per stage. Turns end in the bot's worker threads, so
+every update happens under one lock; `render()` writes the text exposition format 0.0.4 by hand (a few lines of code, no
 client library to install). Label values are bounded: platforms, reply kinds, error kinds and stage names come
 from the code, never from what a user typed.
 """

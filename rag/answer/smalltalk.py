@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from rag.search.terms import tokens
 
-_GREETING = frozenset(["hi", "hello", "hey", "hiya", "howdy", "morning", "afternoon", "evening", "good", "greetings", "yo"])
-_THANKS = frozenset(["thanks", "thank", "thx", "ty", "cheers", "appreciated", "appreciate", "great", "perfect", "awesome", "helpful"])
+_GREETING = frozenset("hi hello hey hiya howdy morning afternoon evening good greetings yo".split())
+_THANKS = frozenset("thanks thank thx ty cheers appreciated appreciate great perfect awesome helpful".split())
 _BYE = frozenset(["bye", "goodbye", "later"])
 # Words that may surround a greeting or thanks without making it a question.
-_FILLER = frozenset(["you", "so", "much", "a", "lot", "again", "very", "there", "all", "everyone", "navibot", "bot", "that's", "that", "it", "was", "is", "ok", "okay", "that", "was", "see"])
+_FILLER = frozenset("you so much a lot again very there all everyone navibot bot that's that it was is ok okay that "
+                    "was see".split())
 
 
 def smalltalk_reply(text: str) -> str | None:

@@ -194,7 +194,8 @@ class _Crawl:
         while True:
             elapsed = max(time.perf_counter() - started, 1e-6)
             self.progress.write(f"\rcrawl: {self.result.fetched} fetched, {self.queue.qsize()} queued, "
-                                f"{len(self.result.failures)} failed, {self.result.fetched / elapsed:.1f} pages/s\033[K")
+                                f"{len(self.result.failures)} failed, "
+                                f"{self.result.fetched / elapsed:.1f} pages/s\033[K")
             self.progress.flush()
             await asyncio.sleep(0.5)
 

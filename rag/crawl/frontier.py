@@ -14,7 +14,9 @@ from urllib.parse import parse_qsl, quote, urlencode, urljoin, urlsplit, urlunsp
 
 # Links that are never pages or PDFs: not worth a request.
 _NOT_PAGES = frozenset(
-    [".jpg", ".jpeg", ".png", ".gif", ".svg", ".webp", ".ico", ".bmp", ".tif", ".tiff", ".css", ".js", ".json", ".xml", ".rss", ".atom", ".zip", ".gz", ".tgz", ".rar", ".7z", ".exe", ".dmg", ".msi", ".mp3", ".mp4", ".m4a", ".wav", ".ogg", ".mov", ".avi", ".webm", ".woff", ".woff2", ".ttf", ".eot", ".doc", ".docx", ".xls", ".xlsx", ".ppt", ".pptx", ".csv", ".ics"])
+    ".jpg .jpeg .png .gif .svg .webp .ico .bmp .tif .tiff .css .js .json .xml .rss .atom .zip .gz .tgz .rar .7z .exe "
+    ".dmg .msi .mp3 .mp4 .m4a .wav .ogg .mov .avi .webm .woff .woff2 .ttf .eot .doc .docx .xls .xlsx .ppt .pptx .csv "
+    ".ics".split())
 _TRACKING = ("utm_", "fbclid", "gclid", "mc_cid", "mc_eid")
 _PATH_SAFE = "/%:@!$&'()*+,;=-._~"
 

@@ -1,7 +1,7 @@
 """One event loop in a background thread, so synchronous code on any thread can run async pymongo calls.
 
-The store protocols (rag/search/store.py, bot/conversations/store.py) are synchronous and called from the adapters' worker
-threads, while the MongoDB code uses pymongo's native async client. An AsyncMongoClient belongs to the loop it
+The store protocols (rag/search/store.py, bot/conversations/store.py) are synchronous and called from the adapters'
+worker threads, while the MongoDB code uses pymongo's native async client. An AsyncMongoClient belongs to the loop it
 was first used on, so every coroutine of a store runs on the one loop its bridge owns: callers block on
 `run()` (any number of threads at once; the loop interleaves their requests over the client's pool).
 """

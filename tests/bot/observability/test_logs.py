@@ -440,7 +440,8 @@ def test_structured_fields_are_cleaned_like_the_message(logs: Callable[..., Line
     ("call her at 555-867-5309x12", "867-5309"),  # a phone number with its extension
     ("she was born 3rd March 1980", "1980"),  # a date of birth with the day first, as an ordinal
 ], ids=["ssn-after-label", "phone-extension", "dob-ordinal-day"])
-def test_redaction_catches_glued_labels_extensions_and_ordinal_days(said: str, personal: str, logs: Callable[..., Lines]) -> None:
+def test_redaction_catches_glued_labels_extensions_and_ordinal_days(
+        said: str, personal: str, logs: Callable[..., Lines]) -> None:
     lines = logs("text")
     logging.getLogger("navibot.test").warning(said)
     assert personal not in "\n".join(lines())

@@ -57,7 +57,8 @@ def web_id(site: Site, path: str) -> str:
 
 
 def page(title: str, text: str, links: str = "") -> str:
-    return f"<html><head><title>{title}</title></head><body><main><h1>{title}</h1><p>{text}</p>{links}</main></body></html>"
+    return (f"<html><head><title>{title}</title></head>"
+            f"<body><main><h1>{title}</h1><p>{text}</p>{links}</main></body></html>")
 
 
 @pytest.fixture
@@ -488,7 +489,8 @@ def test_cli_crawl_store_failure_is_one_line(site: Site, tmp_path: Path, monkeyp
     monkeypatch.setattr(SQLiteKnowledgeStore, "document_hashes", locked)
     store = tmp_path / "locked.sqlite3"
     assert main(["crawl", site.url("/benefits/"), "--delay", "0", "--store", str(store)]) == 2
-    assert capsys.readouterr().err == f"navibot: crawl stopped, the knowledge store {store} failed: database is locked\n"
+    assert capsys.readouterr().err == (f"navibot: crawl stopped, the knowledge store {store} failed: "
+                                       "database is locked\n")
 
 
 def test_cli_crawl_unreachable_sitemap_host_is_one_line_and_exit_2(capsys: pytest.CaptureFixture[str]) -> None:

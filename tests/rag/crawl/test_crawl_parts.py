@@ -118,7 +118,8 @@ def test_sitemap_forms() -> None:
     index = (b'<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><sitemap><loc>https://h.gov/s1.xml'
              b'</loc></sitemap></sitemapindex>')
     assert parse_sitemap(index) == ([], ["https://h.gov/s1.xml"])
-    assert parse_sitemap(b"https://h.gov/a\nnot a url\nhttps://h.gov/b\n") == (["https://h.gov/a", "https://h.gov/b"], [])
+    plain = b"https://h.gov/a\nnot a url\nhttps://h.gov/b\n"
+    assert parse_sitemap(plain) == (["https://h.gov/a", "https://h.gov/b"], [])
 
 
 @pytest.mark.parametrize(("data", "reason"), [
@@ -163,7 +164,8 @@ def _resolve_in(prefix: str) -> Callable[[str | None, str], str | None]:
 def test_build_page_uses_an_in_scope_canonical_and_ignores_a_foreign_one() -> None:
     html = ('<html><head><title>T | Site</title><link rel="canonical" href="{c}"><base href="/kb/"></head>'
             '<body><nav><a href="menu.html">menu</a></nav><main><h1>Students</h1><p>Text.</p>'
-            '<a href="next.html" rel="nofollow">no</a><a href="http://[broken">typo</a><a href="mailto:help@h.gov">mail</a></main></body></html>')
+            '<a href="next.html" rel="nofollow">no</a><a href="http://[broken">typo</a>'
+            '<a href="mailto:help@h.gov">mail</a></main></body></html>')
     headers = {"content-type": "text/html"}
     resolve = _resolve_in("https://h.gov/kb/")
     page = build_page("https://h.gov/kb/s?ref=1", html.replace("{c}", "/kb/s").encode(), headers,

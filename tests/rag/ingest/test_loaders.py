@@ -334,7 +334,8 @@ def test_jsonl_documents_keep_fields_and_metadata(tmp_path: Path) -> None:
         {"doc_id": "ssa-1", "title": "Survivors", "text": "Widows can get benefits at 60.",
          "url": "https://ssa.gov/survivors", "tags": ["ssa", "survivors"], "groups": "navigators, staff",
          "updated": "2024-05-01", "source": "ssa.gov", "rank": 3},
-        {"doc_id": "ssa-2", "title": "Retirement", "text": "# Retirement\n\nYou can retire at 62.\n\n## Delaying\n\nWait."},
+        {"doc_id": "ssa-2", "title": "Retirement",
+         "text": "# Retirement\n\nYou can retire at 62.\n\n## Delaying\n\nWait."},
     ])
     result = load_file(path, path)
     assert result.problems == []
@@ -406,7 +407,8 @@ def test_jsonl_unicode_line_separators_inside_strings_do_not_split_records(tmp_p
 
 def test_jsonl_crlf_line_endings(tmp_path: Path) -> None:
     path = tmp_path / "crlf.jsonl"
-    path.write_bytes(b'{"doc_id": "a", "title": "A", "text": "Alpha."}\r\n{"doc_id": "b", "title": "B", "text": "Beta."}\r\n')
+    path.write_bytes(b'{"doc_id": "a", "title": "A", "text": "Alpha."}\r\n'
+                     b'{"doc_id": "b", "title": "B", "text": "Beta."}\r\n')
     result = load_file(path, path)
     assert result.problems == []
     assert [d.blocks[0].text for d in result.documents] == ["Alpha.", "Beta."]
@@ -428,7 +430,8 @@ def test_unsupported_suffix_names_supported_types(tmp_path: Path) -> None:
 
 def test_cp1252_text_file_still_loads(tmp_path: Path) -> None:
     path = tmp_path / "legacy.txt"
-    path.write_bytes("Caf\u00e9 Benefits\n\nThe na\u00efve \u201cquote\u201d costs \u20ac5 \u2013 or less.\n".encode("cp1252"))
+    legacy = "Caf\u00e9 Benefits\n\nThe na\u00efve \u201cquote\u201d costs \u20ac5 \u2013 or less.\n"
+    path.write_bytes(legacy.encode("cp1252"))
     doc = _load_one(path)
     assert doc.title == "Caf\u00e9 Benefits"
     assert [b.text for b in doc.blocks] == ["The na\u00efve \u201cquote\u201d costs \u20ac5 \u2013 or less."]
