@@ -16,13 +16,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Literal, Protocol
 
-from rag.answer.answerer import Answerer, AnswerRequest
+from rag.answer.answerer import Answerer, AnswerRequest, StreamingAnswerer
 from rag.answer.budget import note_fallback, turn_budget
 from rag.answer.evidence import evidence
 from rag.answer.moods import Mood
+from rag.answer.progress import CHECKING, AnswerProgress, searching, writing
 from rag.answer.rewrite import Exchange, Rewrite, Rewriter
 from rag.answer.smalltalk import smalltalk_reply
-from rag.cite.rail import Citation, check
+from rag.cite.rail import Citation, Draft, check
+from rag.cite.sentence_rail import RailState, SentenceRail
 from rag.documents import SearchHit
 from rag.search.retrieve import Retriever
 
@@ -113,7 +115,9 @@ class Engine:
             return hits[:k]
 
     def answer(self, question: str, history: Sequence[Exchange], mood: Mood, tags: list[str] | None = None,
-               groups: list[str] | None = None) -> Outcome:
+               groups: list[str] | None = None, progress: AnswerProgress | None = None) -> Outcome:
+        """With `progress`, the stages are reported in words and, when the answerer streams (a language model),
+        each sentence once the streamed-answer rail passed it; the outcome is then exactly what was streamed."""
         started = time.perf_counter()
         friendly = smalltalk_reply(question)
         if friendly:
@@ -121,8 +125,10 @@ class Engine:
         timings: dict[str, float] = {}
         question, history = self._outbound(question, history)  # once: the rewrite and answer get the same text
         with turn_budget(self.turn_deadline_seconds) as budget:
+            if progress is not None:
+                _report(progress.status, searching(question))
             rewrite, hits = self._rewrite_and_retrieve(question, history, None, tags, groups, timings)
-            outcome = self._compose(question, history, rewrite, hits, mood, timings)
+            outcome = self._compose(question, history, rewrite, hits, mood, timings, progress)
         outcome.fallbacks = list(budget.fallbacks)
         timings["total"] = (time.perf_counter() - started) * 1000
         return outcome
@@ -137,7 +143,7 @@ class Engine:
         return self._compose(question, history, rewrite, hits, mood, timings)
 
     def _compose(self, question: str, history: Sequence[Exchange], rewrite: Rewrite, hits: list[SearchHit],
-                 mood: Mood, timings: dict[str, float] | None) -> Outcome:
+                 mood: Mood, timings: dict[str, float] | None, progress: AnswerProgress | None = None) -> Outcome:
         """`compose` for a question, history and rewrite already as they may leave the process (the rewrite was
         made from the redacted question and history, so it holds nothing the redaction would change)."""
         timings = {} if timings is None else timings
@@ -148,7 +154,14 @@ class Engine:
         if hits:
             started = time.perf_counter()
             coverage = evidence(question, rewrite.standalone, hits)
-            draft = self.answerer.answer(AnswerRequest(question, rewrite.standalone, history, hits, mood, coverage))
+            request = AnswerRequest(question, rewrite.standalone, history, hits, mood, coverage)
+            if progress is None:
+                draft = self.answerer.answer(request)
+            else:
+                _report(progress.status, writing(len(hits)))
+                draft = self._streamed(request, progress) if isinstance(self.answerer, StreamingAnswerer) \
+                    else self.answerer.answer(request)
+                _report(progress.status, CHECKING)
             checked = check(draft, hits)
             timings["generate"] = (time.perf_counter() - started) * 1000
             for reason in checked.dropped:
@@ -160,3 +173,39 @@ class Engine:
                 outcome.kind, outcome.text, outcome.answer = "answer", shown, checked.text
                 outcome.citations = checked.citations
         return outcome
+
+    def _streamed(self, request: AnswerRequest, progress: AnswerProgress) -> Draft:
+        """The answer as the model streams it, each sentence reported once the rail passed it; what was shown, as a
+        Draft (no citations when the first sentence failed: the no-answer, with nothing unverified shown)."""
+        assert isinstance(self.answerer, StreamingAnswerer)
+        stream = self.answerer.stream(request)
+        if stream.whole is not None:  # the answerer fell back to one that writes its answer whole
+            return stream.whole
+        rail = SentenceRail(request.hits, stream.ids, stream.clean)
+        pieces = iter(stream.pieces)
+        try:
+            for piece in pieces:
+                if shown := rail.feed(piece):
+                    _report(progress.sentence, shown)
+                if rail.state is not RailState.STREAMING:
+                    break  # the rest of the model's text will not be shown: stop reading it
+        finally:
+            close = getattr(pieces, "close", None)
+            if close is not None:
+                close()
+        for why in stream.errors:
+            note_fallback("generate", why)
+            rail.cut_off(why)
+        if shown := rail.finish():
+            _report(progress.sentence, shown)
+        if rail.state is not RailState.DONE:
+            log.warning("streamed answer %s: %s", rail.state.value, rail.failure)
+        return rail.draft()
+
+
+def _report(call: Callable[[str], None], text: str) -> None:
+    """A progress report that fails (a surface that went away) is a log line: the answer goes on."""
+    try:
+        call(text)
+    except Exception as exc:  # noqa: BLE001 - whatever the surface raised, the turn must finish
+        log.warning("progress report failed: %s", exc)

@@ -93,6 +93,12 @@ class SentenceRail:
             self.state = RailState.DONE
         return out
 
+    def cut_off(self, why: str) -> None:
+        """The model's text broke off: its unfinished sentence (and unmarked ones waiting) are never shown."""
+        if self.state is RailState.STREAMING:
+            self._raw, self._pending = "", []
+            self._fail(why)
+
     def draft(self) -> Draft:
         """What was shown: its text with [n] markers and the cited ids in number order, for `check`."""
         order = sorted(self._number, key=self._number.__getitem__)

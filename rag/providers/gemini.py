@@ -9,14 +9,14 @@ import json
 import logging
 import random
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from google import genai
 from google.genai import errors as genai_errors
 from google.genai import types
 
-from rag.answer.answerer import AnswerRequest, AnswerUnavailable
+from rag.answer.answerer import AnswerRequest, AnswerUnavailable, DraftStream
 from rag.answer.budget import note_fallback
 from rag.answer.rewrite import Exchange, Rewrite, Rewriter
 from rag.cite.rail import Draft
@@ -46,6 +46,7 @@ from rag.providers.prompts import (
     unescape_text,
 )
 from rag.providers.remote_embedder import RemoteEmbedder
+from rag.providers.stream_prompts import STREAM_ANSWER_SYSTEM, stream_mood_instruction
 
 log = logging.getLogger(__name__)
 
@@ -185,7 +186,7 @@ class GeminiAnswerer:
         self.thinking = _thinking(thinking_budget)
 
     @staticmethod
-    def contents(request: AnswerRequest) -> list[types.Content]:
+    def contents(request: AnswerRequest, streamed: bool = False) -> list[types.Content]:
         """Documents first, then the conversation, then the mood's instruction and the question."""
         turns: list[tuple[str, list[str]]] = [
             ("user", [documents_block(request.hits)]),
@@ -196,7 +197,8 @@ class GeminiAnswerer:
                 turns[-1][1].append(text)
             else:
                 turns.append((role, [text]))
-        last = [mood_instruction(request.mood), f"Question: {escape_text(request.question.strip())}"]
+        instruction = stream_mood_instruction(request.mood) if streamed else mood_instruction(request.mood)
+        last = [instruction, f"Question: {escape_text(request.question.strip())}"]
         if request.standalone.strip() and request.standalone.strip() != request.question.strip():
             last.append(f"(Understood as: {escape_text(request.standalone.strip())})")
         if turns[-1][0] == "user":
@@ -225,6 +227,52 @@ class GeminiAnswerer:
             return self.failover.call("generate", call)
         except ProviderError as exc:
             raise AnswerUnavailable(str(exc)) from exc
+
+
+    def stream(self, request: AnswerRequest) -> DraftStream:
+        """The answer as Gemini writes it (generate_content_stream, plain text with bracketed paragraph ids). The
+        endpoints are tried in turn until one sends its first piece; a stream that breaks off later ends there
+        (the rail shows only what was checked) and says why in `errors`."""
+        contents = self.contents(request, streamed=True)
+        real = {shown_id(sub.sub_id): sub.sub_id for hit in request.hits for sub in hit.chunk.subchunks}
+
+        def call(client: genai.Client, timeout: float) -> tuple[str, Iterator[types.GenerateContentResponse]]:
+            responses = client.models.generate_content_stream(
+                model=self.model, contents=contents,
+                config=types.GenerateContentConfig(
+                    system_instruction=STREAM_ANSWER_SYSTEM, temperature=0.0, automatic_function_calling=NO_TOOLS,
+                    max_output_tokens=MAX_ANSWER_TOKENS, thinking_config=self.thinking,
+                    http_options=_call_options(timeout)))
+            try:
+                first = next(responses)
+            except StopIteration as exc:
+                raise BadReply("empty reply") from exc
+            return _chunk_text(first), responses
+
+        try:
+            first, rest = self.failover.call("generate", call)
+        except ProviderError as exc:
+            raise AnswerUnavailable(str(exc)) from exc
+        stream = DraftStream(ids=real, clean=unescape_text)
+
+        def pieces() -> Iterator[str]:
+            yield first
+            try:
+                for response in rest:
+                    yield _chunk_text(response)
+            except Exception as exc:  # noqa: BLE001 - a broken stream ends the answer where it broke
+                _, why = classify(exc)
+                stream.errors.append(f"the stream broke off: {why}")
+                log.warning("generate: the stream broke off (%s); the answer ends at its last checked sentence", why)
+
+        stream.pieces = pieces()
+        return stream
+
+
+def _chunk_text(response: types.GenerateContentResponse) -> str:
+    """The text of one streamed chunk (thought summaries, if a model sends them, are not the answer)."""
+    return "".join(part.text or "" for candidate in response.candidates or []
+                   for part in (candidate.content.parts if candidate.content else None) or [] if not part.thought)
 
 
 class GeminiEmbedder(RemoteEmbedder[genai.Client]):

@@ -95,3 +95,12 @@ def test_ids_as_the_model_writes_them_and_cleaning_are_applied() -> None:
     rail = SentenceRail(hits(), ids={"snap&amp;0": "snap::0.0"}, clean=lambda t: t.replace("&amp;", "&"))
     out = rail.feed("Work &amp; study: 20 hours a week [snap&amp;0]. ") + rail.finish()
     assert out == "Work & study: 20 hours a week [1]. " and rail.state is RailState.DONE
+
+
+def test_text_cut_off_mid_sentence_is_never_shown() -> None:
+    rail = SentenceRail(hits())
+    assert rail.feed("Students must work 20 hours a week [snap::0.0]. And then") == \
+        "Students must work 20 hours a week [1]. "
+    rail.cut_off("connection lost")
+    assert rail.finish() == "" and rail.state is RailState.STOPPED
+    assert check(rail.draft(), hits()).text == "Students must work 20 hours a week [1]."
