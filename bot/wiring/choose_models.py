@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from google import genai
 
     from rag.providers.failover import Failover
+    from rag.providers.openai_client import Target
 
 
 def _keys(secrets: list[SecretStr]) -> list[str]:
@@ -37,7 +38,36 @@ def gemini_failover(settings: Settings) -> Failover[genai.Client]:
 def cohere_failover(settings: Settings) -> Failover[cohere.ClientV2]:
     from rag.providers.cohere import cohere_failover as build
 
-    return build(_keys(settings.cohere_api_keys), settings.cohere_base_urls, settings.provider_timeout_seconds)
+    # An on-prem reranker (vLLM, Infinity) needs no key; the SDK wants one to send.
+    keys = _keys(settings.cohere_api_keys) or ["not-needed"]
+    return build(keys, settings.cohere_base_urls, settings.provider_timeout_seconds)
+
+
+def openai_failover(settings: Settings, embeddings: bool = False) -> Failover[Target]:
+    """Azure endpoints (deployment names) and OpenAI-compatible ones (model names) in one failover. Embeddings
+    use one family only (Azure when configured): vectors from two different models must never mix in a store."""
+    from rag.providers.openai_client import EntraTokens, Models, azure_targets, openai_targets, target_failover
+
+    timeout = settings.provider_timeout_seconds
+    endpoints = []
+    if settings.azure_openai_endpoints:
+        deployment = settings.azure_openai_deployment
+        models = Models(deployment, settings.azure_openai_rewrite_deployment or deployment,
+                        settings.azure_openai_embed_deployment)
+        tokens = None
+        if settings.azure_openai_auth != "key":
+            tokens = EntraTokens(settings.azure_openai_token_scope, tenant_id=settings.azure_tenant_id,
+                                 client_id=settings.azure_client_id,
+                                 client_secret=settings.azure_client_secret.get_secret_value(),
+                                 authority_host=settings.azure_authority_host,
+                                 managed_identity=settings.azure_openai_auth == "managed_identity")
+        endpoints += azure_targets(settings.azure_openai_endpoints, settings.azure_openai_api_version,
+                                   _keys(settings.azure_openai_api_keys), tokens, models, timeout)
+    if not (embeddings and endpoints) and (settings.openai_base_urls or not settings.azure_openai_endpoints):
+        models = Models(settings.openai_model, settings.openai_rewrite_model or settings.openai_model,
+                        settings.openai_embed_model)
+        endpoints += openai_targets(_keys(settings.openai_api_keys), settings.openai_base_urls, models, timeout)
+    return target_failover(endpoints, timeout, in_order=settings.openai_failover_order == "listed")
 
 
 def make_embedder(settings: Settings) -> Embedder:
@@ -49,6 +79,13 @@ def make_embedder(settings: Settings) -> Embedder:
         from rag.providers.cohere import CohereEmbedder
 
         return CohereEmbedder(cohere_failover(settings), settings.cohere_embed_model, settings.cohere_embed_dim)
+    if settings.embedder == "openai":
+        from rag.providers.openai_embed import OpenAIEmbedder
+
+        azure = bool(settings.azure_openai_endpoints)
+        model = settings.azure_openai_embed_deployment if azure else settings.openai_embed_model
+        return OpenAIEmbedder(openai_failover(settings, embeddings=True), model, settings.openai_embed_dim,
+                              settings.openai_embed_send_dimensions)
     return WordLlamaEmbedder()
 
 
@@ -59,6 +96,10 @@ def make_rewriter(settings: Settings, titles: CachedTitles) -> Rewriter:
 
         return GeminiRewriter(gemini_failover(settings), settings.gemini_rewrite_model, offline,
                               settings.gemini_thinking_budget)
+    if settings.llm == "openai":
+        from rag.providers.openai_chat import OpenAIRewriter
+
+        return OpenAIRewriter(openai_failover(settings), offline, settings.openai_structured_output)
     return offline
 
 
@@ -73,6 +114,11 @@ def make_answerer(settings: Settings, embedder: Embedder, glossary: Glossary | N
 
         answerer = GeminiAnswerer(gemini_failover(settings), settings.gemini_model, settings.gemini_thinking_budget)
         return FallbackAnswerer(answerer, extractive)
+    if settings.llm == "openai":
+        from rag.providers.openai_chat import OpenAIAnswerer
+
+        return FallbackAnswerer(OpenAIAnswerer(openai_failover(settings), settings.openai_structured_output),
+                                extractive)
     return extractive
 
 
