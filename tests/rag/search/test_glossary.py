@@ -103,7 +103,8 @@ def test_expansion_is_fast(glossary: Glossary) -> None:
     start = time.perf_counter()
     for _ in range(200):
         glossary.expand(question)
-    assert (time.perf_counter() - start) / 200 < 0.001  # well under a millisecond a question
+    # Well under a millisecond a question on an idle machine; 10x that leaves a loaded 2-core runner room.
+    assert (time.perf_counter() - start) / 200 < 0.01
 
 
 # -- an agency's file ---------------------------------------------------------------------------------------------
