@@ -15,13 +15,11 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from adapters.slack.slack_cli import add_slack_parser
-from adapters.teams.teams_cli import add_teams_parser
 from bot.chat.access import AccessError, check_groups
 from bot.cli.admin_cli import add_admin_parsers
 from bot.cli.crawl_cli import add_crawl_parser
 from bot.cli.db_cli import add_db_parser
-from bot.cli.serve_cli import add_serve_parser
+from bot.cli.serve_cli import add_serve_parser, add_slack_parser, add_teams_parser
 from bot.cli.terminal import ask, chat
 from bot.config.settings import Settings
 from bot.errors import UserError
@@ -262,9 +260,11 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--store", type=Path, help="use this store (ingested into when --corpus is also given)")
     ev.add_argument("--depth", type=int, default=60, help="chunks retrieved per question for the document ranking")
     ev.set_defaults(func=cmd_eval)
-    ask_parser = sub.add_parser("ask", help="answer one question with quotes (loads the demo pages into an empty store)")
+    ask_parser = sub.add_parser("ask", help="answer one question with quotes (loads the demo pages into an empty "
+                                            "store)")
     ask_parser.add_argument("question", nargs="*")
-    ask_parser.add_argument("--mood", help="answer tone, e.g. concise, formal, elderly, emoji (see `navibot chat`, `mood`)")
+    ask_parser.add_argument("--mood", help="answer tone, e.g. concise, formal, elderly, emoji (see `navibot chat`, "
+                                           "`mood`)")
     ask_parser.add_argument("--json", action="store_true", help="print the reply as JSON")
     ask_parser.add_argument("--store", type=Path, help="SQLite store file (default: from settings)")
     ask_parser.set_defaults(func=cmd_ask)
@@ -284,7 +284,8 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    log_format = configure_cli_logging(args.command, args.verbose)  # before the settings are read: see bot/observability/logs.py
+    # Before the settings are read: see bot/observability/logs.py.
+    log_format = configure_cli_logging(args.command, args.verbose)
 
     def fail(message: str) -> None:
         """The one line of a failed command; a JSON log record when the logs are JSON (`navibot serve` in a

@@ -1,4 +1,5 @@
-"""The one aiohttp application of `navibot serve`: Slack and Teams on one port, with /healthz and /metrics.
+"""The one aiohttp application of `navibot serve` (and of its aliases `navibot slack`, `navibot teams`): Slack and
+Teams on one port, with /healthz and /metrics.
 
     POST /slack/events   Slack HTTP events, slash commands, buttons (SLACK_BOT_TOKEN + SLACK_SIGNING_SECRET)
     POST /api/messages   Teams (the three NAVIBOT_TEAMS_* credentials, or NAVIBOT_TEAMS_ALLOW_ANONYMOUS=true)
@@ -6,6 +7,8 @@
     GET  /metrics        Prometheus text (bot.observability.metrics)
 
 Slack Socket Mode (SLACK_APP_TOKEN) runs alongside in the same event loop, on the same Slack app.
+`--only slack|teams` (and the aliases) serve one platform; `--mode socket|http` one way into Slack
+(`choose_platforms`).
 
 Shutdown (SIGTERM from a container stop, or Ctrl-C): /healthz turns 503 and new questions are refused with 503
 (Slack and the Bot Connector retry them, on another instance behind a load balancer) while clicks, which are never
@@ -18,9 +21,11 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import signal
 from collections.abc import Awaitable, Callable
 from contextlib import suppress
 from dataclasses import dataclass, field
+from typing import Literal
 
 from aiohttp import web
 from slack_bolt.adapter.socket_mode.aiohttp import AsyncSocketModeHandler
@@ -32,8 +37,8 @@ from adapters.slack.app import (
     build_slack_app,
     socket_mode_handler,
 )
-from adapters.slack.serve import check_app_token, check_token, until_stopped
-from adapters.slack.settings import SlackSettings
+from adapters.slack.settings import Mode, SlackSettings, SlackSettingsError
+from adapters.slack.tokens import check_app_token, check_token
 from adapters.teams.agent import MESSAGES_PATH, TeamsBot, add_teams_routes
 from adapters.teams.settings import ENV_PREFIX as TEAMS_PREFIX
 from adapters.teams.settings import TeamsSettings
@@ -51,6 +56,12 @@ RETRY_AFTER_SECONDS = "5"
 NO_PLATFORM = ("no chat platform is configured: set SLACK_BOT_TOKEN with SLACK_SIGNING_SECRET (HTTP events) "
                "and/or SLACK_APP_TOKEN (Socket Mode), or NAVIBOT_TEAMS_CLIENT_ID, NAVIBOT_TEAMS_CLIENT_SECRET and "
                "NAVIBOT_TEAMS_TENANT_ID (or NAVIBOT_TEAMS_ALLOW_ANONYMOUS=true for a local Teams test)")
+TEAMS_NOT_ASKED = ("Teams has no credentials: set NAVIBOT_TEAMS_CLIENT_ID, NAVIBOT_TEAMS_CLIENT_SECRET and "
+                   "NAVIBOT_TEAMS_TENANT_ID, or NAVIBOT_TEAMS_ALLOW_ANONYMOUS=true for a local test (or run "
+                   "`navibot teams`, which listens on 127.0.0.1 in anonymous mode)")
+Only = Literal["slack", "teams"]
+ONLY: tuple[Only, ...] = ("slack", "teams")
+MODES: tuple[Mode, ...] = ("socket", "http")
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,24 +89,53 @@ class Platforms:
         return parts
 
 
-def choose_platforms(slack: SlackSettings, teams: TeamsSettings) -> Platforms:
-    """The platforms to serve; a half-configured one, or none at all, is a UserError naming what to set."""
-    has_token = slack.slack_bot_token is not None
-    has_secret = slack.slack_signing_secret is not None
-    has_app_token = slack.slack_app_token is not None
-    if (has_secret or has_app_token) and not has_token:
-        raise UserError("Slack needs SLACK_BOT_TOKEN (the Bot User OAuth Token, xoxb-...) as well: SLACK_SIGNING_SECRET "
-                        "or SLACK_APP_TOKEN is set without it")
-    if has_token and not (has_secret or has_app_token):
-        raise UserError("Slack needs SLACK_SIGNING_SECRET (HTTP events at /slack/events) or SLACK_APP_TOKEN (Socket "
-                        "Mode) besides SLACK_BOT_TOKEN")
-    teams.check_credentials()  # all three or none
-    serve_teams = not teams.anonymous or teams.allow_anonymous
-    platforms = Platforms(slack_http=has_token and has_secret, slack_socket=has_token and has_app_token,
-                          teams=serve_teams, teams_anonymous=serve_teams and teams.anonymous)
+def choose_platforms(slack: SlackSettings | None, teams: TeamsSettings | None, *, only: Only | None = None,
+                     slack_mode: Mode | None = None, allow_anonymous: bool = False) -> Platforms:
+    """The platforms to serve; a half-configured one, none at all, or options that contradict each other are a
+    UserError naming what to set. `only` ignores the other platform's settings (None: not read at all);
+    `slack_mode` serves Slack that one way, and needs it configured; `allow_anonymous` serves Teams without
+    credentials (`navibot teams`; `navibot serve` needs NAVIBOT_TEAMS_ALLOW_ANONYMOUS=true)."""
+    if slack_mode is not None and only == "teams":
+        raise UserError("--mode is Slack's connection mode (socket or http): it cannot go with --only teams")
+    slack_http = slack_socket = False
+    if slack is not None and only != "teams":
+        slack_http, slack_socket = slack_ways(slack, slack_mode, required=only == "slack")
+    serve_teams = anonymous = False
+    if teams is not None and only != "slack":
+        teams.check_credentials()  # all three or none
+        anonymous = teams.anonymous
+        serve_teams = not anonymous or teams.allow_anonymous or allow_anonymous
+        if only == "teams" and not serve_teams:
+            raise UserError(TEAMS_NOT_ASKED)
+    platforms = Platforms(slack_http=slack_http, slack_socket=slack_socket, teams=serve_teams,
+                          teams_anonymous=serve_teams and anonymous)
     if not platforms.slack and not platforms.teams:
         raise UserError(NO_PLATFORM)
     return platforms
+
+
+def slack_ways(slack: SlackSettings, mode: Mode | None, required: bool) -> tuple[bool, bool]:
+    """(HTTP events, Socket Mode): the one way `mode` names (its settings must be there), else every way the
+    settings configure; `required`: Slack must be served (`--only slack`)."""
+    if mode is not None:
+        try:
+            slack.check(mode)
+        except SlackSettingsError as exc:
+            raise UserError(str(exc)) from exc
+        return mode == "http", mode == "socket"
+    has_token = slack.slack_bot_token is not None
+    has_secret = slack.slack_signing_secret is not None
+    has_app_token = slack.slack_app_token is not None
+    if required and not (has_token or has_secret or has_app_token):
+        raise UserError("--only slack: Slack is not configured: set SLACK_BOT_TOKEN with SLACK_SIGNING_SECRET (HTTP "
+                        "events at /slack/events) and/or SLACK_APP_TOKEN (Socket Mode)")
+    if (has_secret or has_app_token) and not has_token:
+        raise UserError("Slack needs SLACK_BOT_TOKEN (the Bot User OAuth Token, xoxb-...) as well: "
+                        "SLACK_SIGNING_SECRET or SLACK_APP_TOKEN is set without it")
+    if has_token and not (has_secret or has_app_token):
+        raise UserError("Slack needs SLACK_SIGNING_SECRET (HTTP events at /slack/events) or SLACK_APP_TOKEN (Socket "
+                        "Mode) besides SLACK_BOT_TOKEN")
+    return has_token and has_secret, has_token and has_app_token
 
 
 @dataclass(slots=True)
@@ -110,6 +150,7 @@ class ServerState:
     teams: TeamsBot | None = None
     socket: AsyncSocketModeHandler | None = None
     who: list[str] = field(default_factory=list)  # the Slack bot user and workspace, once auth.test answered
+    command: str = "serve"  # the command that runs it (`navibot slack`, `teams`: aliases): its start-up line
 
 
 STATE = web.AppKey("navibot_server", ServerState)
@@ -156,27 +197,29 @@ async def metrics(request: web.Request) -> web.Response:
     return web.Response(body=body.encode("utf-8"), headers={"Content-Type": CONTENT_TYPE})
 
 
-def build_server_app(bot: Bot, settings: Settings, slack_settings: SlackSettings,
-                     teams_settings: TeamsSettings) -> web.Application:
-    """The application, with the routes the settings call for. It does not contact Slack: `start` checks the
-    tokens, listens, and connects Socket Mode."""
-    platforms = choose_platforms(slack_settings, teams_settings)
+def build_server_app(bot: Bot, settings: Settings, slack_settings: SlackSettings | None,
+                     teams_settings: TeamsSettings | None, platforms: Platforms | None = None,
+                     command: str = "serve") -> web.Application:
+    """The application, with the routes `platforms` (by default: what the settings configure) call for. It does not
+    contact Slack: `start` checks the tokens, listens, and connects Socket Mode."""
+    if platforms is None:
+        platforms = choose_platforms(slack_settings, teams_settings)
     app = web.Application(middlewares=[refuse_when_shutting_down])
     watcher = Metrics()
     bot.observers.add(watcher)
     health = Health(bot)
     bot.observers.add(health)  # questions that fail on the store make /healthz say so
-    state = ServerState(bot, settings, platforms, health, watcher, slack_settings=slack_settings)
+    state = ServerState(bot, settings, platforms, health, watcher, slack_settings=slack_settings, command=command)
     app[STATE] = state
-    if platforms.slack:
+    if platforms.slack and slack_settings is not None:
         # One Slack app for both ways in: HTTP requests are signature-checked; Socket Mode ones are not signed,
         # and Bolt skips the check for them.
         state.slack = build_slack_app(bot, slack_settings, "http" if platforms.slack_http else "socket")
         if platforms.slack_http:
             add_slack_routes(app, state.slack)
-    if platforms.teams:
+    if platforms.teams and teams_settings is not None:
         if platforms.teams_anonymous:
-            log.warning("Teams: NAVIBOT_TEAMS_ALLOW_ANONYMOUS=true and no credentials: %s accepts UNAUTHENTICATED "
+            log.warning("Teams: no credentials (local anonymous mode): %s accepts UNAUTHENTICATED "
                         "requests from anyone who can reach this port and posts replies to the serviceUrl they "
                         "name (on loopback, or a host NAVIBOT_TEAMS_SERVICE_URLS lists). For a local test only; set "
                         "%sCLIENT_ID, CLIENT_SECRET and TENANT_ID in production.", MESSAGES_PATH, TEAMS_PREFIX)
@@ -213,7 +256,8 @@ class Server:
             if state.platforms.slack_socket:
                 await check_app_token(state.slack)
         # shutdown_timeout: how long requests still open (a Teams card click) may take once the listener closed.
-        runner = web.AppRunner(self.app, access_log=None, shutdown_timeout=max(1.0, state.settings.shutdown_grace_seconds))
+        runner = web.AppRunner(self.app, access_log=None,
+                               shutdown_timeout=max(1.0, state.settings.shutdown_grace_seconds))
         await runner.setup()
         site = web.TCPSite(runner, host, port)
         try:
@@ -232,11 +276,9 @@ class Server:
             await runner.cleanup()
             raise
         shown = "localhost" if host in ("0.0.0.0", "::", "") else host
-        who = f" as {state.who[0]}" if state.who else ""
+        url = f"http://{shown}:{self.port}"
         # A log record, not a print: under JSON logs (serve's default) every stderr line stays one JSON object.
-        log.info("navibot serve: http://%s:%d%s: %s; %s, %s (SIGTERM or Ctrl-C to stop)", shown, self.port, who,
-                 "; ".join(state.platforms.describe()), HEALTH_PATH, METRICS_PATH,
-                 extra={"event": "listening", "url": f"http://{shown}:{self.port}"})
+        log.info("%s", startup_line(state, url), extra={"event": "listening", "url": url})
         return self.port
 
     async def stop(self) -> None:
@@ -267,6 +309,22 @@ class Server:
             self.runner = None
 
 
+def startup_line(state: ServerState, url: str) -> str:
+    """What the server says once it listens. `navibot serve`: the URL, the Slack bot, the platforms; the aliases
+    keep the lines their set-up guides show (`navibot slack: navibot in <workspace>, Socket Mode, connected`)."""
+    platforms, who = state.platforms, state.who[0] if state.who else "?"
+    served = f"{HEALTH_PATH}, {METRICS_PATH} (SIGTERM or Ctrl-C to stop)"
+    if state.command == "slack":
+        ways = ([f"HTTP mode, Request URL {url}{EVENTS_PATH}"] if platforms.slack_http else []) + \
+               (["Socket Mode, connected"] if platforms.slack_socket else [])
+        return f"navibot slack: {who}, {', '.join(ways)}; {url}: {served}"
+    if state.command == "teams":
+        mode = "local anonymous mode" if platforms.teams_anonymous else "authenticated"
+        return f"navibot teams: Teams at {url}{MESSAGES_PATH} ({mode}); {url}: {served}"
+    as_who = f" as {who}" if state.who else ""
+    return f"navibot {state.command}: {url}{as_who}: {'; '.join(platforms.describe())}; {served}"
+
+
 async def drain_slack(slack: SlackApp, grace: float) -> None:
     """Until every Slack answer is posted, at most `grace` seconds: including the work of a click served during
     the drain, which started after it (SlackApp.drain waits only for what was under way when it was called)."""
@@ -276,12 +334,37 @@ async def drain_slack(slack: SlackApp, grace: float) -> None:
         await asyncio.wait(set(slack.tasks), timeout=left)
 
 
+async def until_stopped() -> None:
+    """Until SIGTERM (a container stop) or Ctrl-C; both end in an orderly shutdown (`Server.stop`)."""
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        with suppress(NotImplementedError, RuntimeError):  # not on Windows, nor outside the main thread
+            loop.add_signal_handler(sig, stop.set)
+    try:
+        await stop.wait()
+    finally:
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            with suppress(NotImplementedError, RuntimeError):
+                loop.remove_signal_handler(sig)
+
+
 async def run(app: web.Application, host: str, port: int,
               stopped: Callable[[], Awaitable[None]] = until_stopped) -> None:
-    """The whole life of `navibot serve`: start, wait for SIGTERM or Ctrl-C, shut down in order."""
+    """The whole life of `navibot serve` (and its aliases): start, wait for SIGTERM or Ctrl-C, shut down in order.
+    The signal handlers are in place before the server starts: a SIGTERM during start-up (the model loading) stops
+    it in order once started, rather than killing it."""
+    stop = asyncio.ensure_future(stopped())
+    await asyncio.sleep(0)  # the waiter's first step runs: its signal handlers are installed
     server = Server(app)
-    await server.start(host, port)
     try:
-        await stopped()
+        await server.start(host, port)
+    except BaseException:
+        stop.cancel()
+        with suppress(asyncio.CancelledError):
+            await stop  # its handlers are removed
+        raise
+    try:
+        await stop
     finally:
         await server.stop()

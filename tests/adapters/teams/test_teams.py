@@ -6,8 +6,9 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import os
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,11 +34,14 @@ from adapters.teams.agent import (
 from adapters.teams.cards import VERB_HELPFUL, VERB_NOT_HELPFUL
 from adapters.teams.citation_entities import MAX_ABSTRACT_CHARS, shorten
 from adapters.teams.settings import TeamsSettings
+from bot.cli.main import main
 from bot.config.settings import Settings
 from bot.port import Reply, ReplyKind
 from bot.wiring.runtime import Bot, build_bot
 from rag.cite.rail import Citation
+from tests.fakes.command_server import free_port, while_serving
 from tests.fakes.fake_connector import Call, FakeConnector
+from tests.fakes.fake_slack import BackgroundLoop
 
 BOT_ID = "28:00000000-0000-0000-0000-0000000000b0"
 TENANT = "72f988bf-86f1-41af-91ab-2d7cd011db47"
@@ -174,7 +178,7 @@ def test_channel_mention_gets_one_card_reply_in_the_thread(bot: Bot) -> None:
     assert toggle[0]["targetElements"] == [q["id"] for q in quotes]
     # Each quote is the verbatim stored paragraph, with its title and a link to the source.
     stored = {s.text for c in bot.core.store.get_chunks(
-        [cid for cid in {h.chunk.chunk_id for h in bot.core.retriever.search(STUDENTS, k=10)}]) for s in c.subchunks}
+        list({h.chunk.chunk_id for h in bot.core.retriever.search(STUDENTS, k=10)})) for s in c.subchunks}
     for container in quotes:
         texts = card_texts(container)
         assert texts[0].startswith("[") and "SNAP" in texts[0]
@@ -618,7 +622,7 @@ def test_anonymous_mode_and_empty_store_are_announced(tmp_path: Path, caplog: py
     finally:
         empty.close()
     messages = " ".join(r.getMessage() for r in caplog.records if r.levelno == logging.WARNING)
-    assert "LOCAL ANONYMOUS MODE" in messages and "knowledge store is empty" in messages
+    assert "LOCAL ANONYMOUS MODE" in messages  # the empty store is said by `navibot serve` (bot/cli/serve_cli.py)
 
 
 def test_a_blank_client_id_is_anonymous_mode_not_authenticated_with_no_credentials() -> None:
@@ -661,3 +665,90 @@ def test_abstracts_are_cut_at_a_word() -> None:
     short = shorten(text, MAX_ABSTRACT_CHARS)
     assert len(short) <= MAX_ABSTRACT_CHARS and short.endswith("word…")
     assert shorten("short text", 160) == "short text"
+
+
+# --- `navibot teams` and `navibot serve --only teams`, run as a user runs them --------------------------------------
+
+@pytest.fixture(scope="module")
+def loop() -> Iterator[BackgroundLoop]:
+    background = BackgroundLoop()
+    yield background
+    background.close()
+
+
+def no_platform_env(monkeypatch: pytest.MonkeyPatch, **values: str) -> None:
+    for name in [n for n in os.environ if n.startswith(("SLACK_", "NAVIBOT_TEAMS_"))]:
+        monkeypatch.delenv(name)
+    for name, value in {"NAVIBOT_LOG_FORMAT": "text", **values}.items():
+        monkeypatch.setenv(name, value)
+
+
+def teams_scenario(connector: FakeConnector) -> Callable[[str], Awaitable[dict[str, Any]]]:
+    """A channel question, its card in the reply chain, then /healthz, /metrics and Slack's path."""
+    async def scenario(url: str) -> dict[str, Any]:
+        async with aiohttp.ClientSession() as session:
+            async with session.post(url + "/api/messages", json=message(connector, STUDENTS)) as response:
+                seen: dict[str, Any] = {"question": response.status}
+            [reply] = await connector.wait_messages(1)
+            seen["answer"] = answer_of(reply)
+            for path in ("/healthz", "/metrics", "/slack/events"):
+                async with session.get(url + path) as response:
+                    seen[path] = response.status, await response.text()
+        return seen
+    return scenario
+
+
+def start_up_line(caplog: pytest.LogCaptureFixture) -> str:
+    [started] = [r for r in caplog.records if getattr(r, "event", None) == "listening"]
+    return started.getMessage()
+
+
+def test_navibot_teams_answers_on_this_machine_with_health_and_metrics_until_sigterm(
+        loop: BackgroundLoop, demo_store: Path, monkeypatch: pytest.MonkeyPatch,
+        caplog: pytest.LogCaptureFixture) -> None:
+    """No credentials: local anonymous mode, on 127.0.0.1 (no --host given), NAVIBOT_TEAMS_PORT."""
+    port = free_port()
+    no_platform_env(monkeypatch, NAVIBOT_TEAMS_PORT=str(port))
+    caplog.set_level(logging.INFO, logger="bot.server.app")
+    connector = loop.run(FakeConnector().start())
+    try:
+        code, seen = while_serving(loop, ["teams", "--store", str(demo_store)], port, teams_scenario(connector))
+    finally:
+        loop.run(connector.stop())
+    assert code == 0, "SIGTERM is an orderly stop"
+    assert seen["question"] == 202 and "college students" in seen["answer"].lower()
+    assert seen["/healthz"][0] == 200 and json.loads(seen["/healthz"][1])["status"] == "ok"
+    assert seen["/metrics"][0] == 200 and 'navibot_questions_total{platform="teams"} 1' in seen["/metrics"][1]
+    assert seen["/slack/events"][0] == 404, "Teams alone"
+    assert start_up_line(caplog) == (f"navibot teams: Teams at http://127.0.0.1:{port}/api/messages (local anonymous "
+                                     f"mode); http://127.0.0.1:{port}: /healthz, /metrics (SIGTERM or Ctrl-C to stop)")
+
+
+def test_serve_only_teams_does_not_read_slack_and_needs_anonymous_mode_asked_for(
+        loop: BackgroundLoop, demo_store: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    # A Slack setting that would be refused (and a token Slack would be asked about): --only teams reads neither.
+    no_platform_env(monkeypatch, SLACK_BOT_TOKEN="xoxb-1", SLACK_API_URL="slack.com/api")
+    port = free_port()
+    argv = ["serve", "--only", "teams", "--host", "127.0.0.1", "--port", str(port), "--store", str(demo_store)]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("navibot: Teams has no credentials") and "NAVIBOT_TEAMS_ALLOW_ANONYMOUS=true" in err
+    assert "\n" not in err and "Traceback" not in err
+
+    monkeypatch.setenv("NAVIBOT_TEAMS_ALLOW_ANONYMOUS", "true")
+    connector = loop.run(FakeConnector().start())
+    try:
+        code, seen = while_serving(loop, argv, port, teams_scenario(connector))
+    finally:
+        loop.run(connector.stop())
+    assert code == 0 and seen["question"] == 202 and "college students" in seen["answer"].lower()
+    assert seen["/healthz"][0] == 200 and seen["/slack/events"][0] == 404
+
+
+def test_navibot_teams_refuses_a_partial_set_of_credentials_before_anything_runs(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    no_platform_env(monkeypatch, NAVIBOT_TEAMS_TENANT_ID=TENANT)
+    assert main(["teams", "--port", str(free_port())]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "missing: NAVIBOT_TEAMS_CLIENT_ID, NAVIBOT_TEAMS_CLIENT_SECRET" in err and "\n" not in err

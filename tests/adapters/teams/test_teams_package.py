@@ -217,14 +217,18 @@ def test_a_schema_url_with_a_locale_as_teams_toolkit_writes_it_is_accepted(teams
 @pytest.mark.parametrize(("credentials", "expected"), [(False, "127.0.0.1"), (True, "0.0.0.0")])
 def test_anonymous_mode_listens_on_this_machine_only_unless_told_otherwise(
         monkeypatch: pytest.MonkeyPatch, credentials: bool, expected: str) -> None:
-    from aiohttp import web
+    import bot.server.app as server_app
 
     if credentials:
         monkeypatch.setenv("NAVIBOT_TEAMS_CLIENT_ID", "00000000-0000-0000-0000-000000000001")
         monkeypatch.setenv("NAVIBOT_TEAMS_CLIENT_SECRET", "s3cret")
         monkeypatch.setenv("NAVIBOT_TEAMS_TENANT_ID", "00000000-0000-0000-0000-000000000002")
     hosts: list[str] = []
-    monkeypatch.setattr(web, "run_app", lambda app, host, port, print: hosts.append(host))
+
+    async def listen(app: object, host: str, port: int) -> None:  # the server's run, without waiting for SIGTERM
+        hosts.append(host)
+
+    monkeypatch.setattr(server_app, "run", listen)
     assert main(["teams", "--port", "3999"]) == 0
     assert main(["teams", "--port", "3999", "--host", "0.0.0.0"]) == 0
     assert hosts == [expected, "0.0.0.0"]

@@ -324,7 +324,7 @@ def test_navibot_slack_warns_that_the_mongodb_store_is_empty_naming_it(productio
         monkeypatch.setenv("SLACK_BOT_TOKEN", "xoxb-1")
         monkeypatch.setenv("SLACK_SIGNING_SECRET", "s")
         monkeypatch.setenv("SLACK_API_URL", f"http://127.0.0.1:{free_port()}/api/")
-        with caplog.at_level(logging.WARNING, logger="adapters.slack.serve"):
+        with caplog.at_level(logging.WARNING, logger="bot.wiring.runtime"):
             assert main(["slack", "--port", str(free_port())]) == 2
     [warning] = [r.getMessage() for r in caplog.records if "is empty" in r.getMessage()]
     assert f"MongoDB {MONGO_HOST}/{db.name}" in warning and "sqlite" not in warning, warning

@@ -1,5 +1,7 @@
 """`navibot serve`: one aiohttp server for Slack and Teams with /healthz and /metrics, on the demo knowledge base.
-Slack's Web API and the Teams Bot Connector are local fakes (tests/fakes/fake_slack.py, tests/fakes/fake_connector.py)."""
+Slack's Web API and the Teams Bot Connector are local fakes (tests/fakes/fake_slack.py,
+tests/fakes/fake_connector.py). `--only` and the aliases run end to end in tests/adapters/slack/test_slack_command.py
+and tests/adapters/teams/test_teams.py."""
 
 from __future__ import annotations
 
@@ -40,7 +42,7 @@ from bot.config.settings import Settings
 from bot.errors import UserError
 from bot.observability.observers import TurnEvent
 from bot.port import Turn
-from bot.server.app import NO_PLATFORM, Server, build_server_app, drain_slack, run
+from bot.server.app import NO_PLATFORM, Server, build_server_app, choose_platforms, drain_slack, run
 from bot.server.health import STORE_FAILURE_SECONDS, Health, HealthReport, one_line
 from bot.wiring.runtime import Bot, build_bot
 from tests.fakes.fake_connector import FakeConnector
@@ -112,6 +114,33 @@ def test_a_missing_or_partial_platform_is_one_clear_error(bot: Bot, slack_settin
                                                           teams_settings: TeamsSettings, expected: str) -> None:
     with pytest.raises(UserError, match=re.escape(expected)):
         build_server_app(bot, bot.core.settings, slack_settings, teams_settings)
+
+
+def test_only_and_mode_choose_what_is_served_from_the_settings() -> None:
+    both_ways = slack(socket_mode=True)
+    credentials = teams(client_id=GUID, client_secret=SecretStr("s"), tenant_id=TENANT)
+    everything = choose_platforms(both_ways, credentials)
+    assert (everything.slack_http, everything.slack_socket, everything.teams) == (True, True, True)
+    only_slack = choose_platforms(both_ways, teams(client_id=GUID), only="slack")  # Teams' partial set: not read
+    assert (only_slack.slack_http, only_slack.slack_socket, only_slack.teams) == (True, True, False)
+    socket_only = choose_platforms(both_ways, credentials, slack_mode="socket")
+    assert (socket_only.slack_http, socket_only.slack_socket, socket_only.teams) == (False, True, True)
+    only_teams = choose_platforms(slack(token=False), credentials, only="teams")  # Slack's half set: not read
+    assert (only_teams.slack, only_teams.teams, only_teams.teams_anonymous) == (False, True, False)
+    anonymous = choose_platforms(None, teams(), only="teams", allow_anonymous=True)  # `navibot teams`
+    assert anonymous.teams and anonymous.teams_anonymous
+
+
+@pytest.mark.parametrize(("kwargs", "expected"), [
+    ({"slack": slack(), "teams": teams(), "only": "teams", "slack_mode": "http"}, "--mode is Slack's connection mode"),
+    ({"slack": slack(), "teams": teams(), "only": "teams"}, "Teams has no credentials"),
+    ({"slack": no_slack(), "teams": teams(allow_anonymous=True), "only": "slack"}, "Slack is not configured"),
+    ({"slack": slack(), "teams": None, "slack_mode": "socket"}, "Socket Mode needs SLACK_APP_TOKEN"),
+    ({"slack": None, "teams": None}, NO_PLATFORM),
+])
+def test_options_that_contradict_the_settings_are_one_clear_error(kwargs: dict[str, Any], expected: str) -> None:
+    with pytest.raises(UserError, match=re.escape(expected)):
+        choose_platforms(kwargs.pop("slack"), kwargs.pop("teams"), **kwargs)
 
 
 def test_serve_without_a_platform_exits_2_with_one_line(monkeypatch: pytest.MonkeyPatch,
