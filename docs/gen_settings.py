@@ -33,6 +33,7 @@ TITLES = {
     "ProviderSettings": "Hosted models (Gemini, Cohere) and outbound redaction",
     "MongoSettings": "Storage backend, MongoDB Atlas and retention",
     "ServerSettings": "`navibot serve`, logs and access control",
+    "AdminSettings": "The admin page (/admin)",
     "SlackSettings": "Slack",
     "TeamsSettings": "Microsoft Teams",
 }
@@ -41,6 +42,7 @@ LINKS = {  # the page that explains each group at length
     "ProviderSettings": ("Hosted models", "hosted-models.md"),
     "MongoSettings": ("MongoDB Atlas backend", "mongodb.md"),
     "ServerSettings": ("Running it for an agency", "serve.md"),
+    "AdminSettings": ("The admin page", "admin-page.md"),
     "SlackSettings": ("Slack", "slack.md"),
     "TeamsSettings": ("Microsoft Teams", "teams.md"),
 }

@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, date, datetime
 from typing import Any, TextIO
 
-from bot.conversations.store import ConversationStore, FeedbackRecord
+from bot.conversations.store import AnswerRecord, ConversationStore, FeedbackRecord
 from bot.errors import UserError
 
 EXPORT_FIELDS = ("time", "platform", "rating", "reason", "question", "answer", "citations")
@@ -78,11 +78,18 @@ def percentile(ordered: list[float], share: float) -> float:
 
 
 def compute_stats(store: ConversationStore, since: datetime | None = None) -> Stats:
+    return stats_of(store.answers(since), store.ratings(since), since)
+
+
+def stats_of(answers: Iterable[AnswerRecord], ratings: Iterable[FeedbackRecord],
+             since: datetime | None = None) -> Stats:
+    """The figures of these answers and of those of the ratings that rate one of them (the admin page's overview
+    computes each platform's and channel's figures with this, so they add up as `navibot stats` counts)."""
     stats = Stats(since=since.date().isoformat() if since else None)
     days: dict[str, Day] = {}
     latencies: list[float] = []
     ids: set[str] = set()
-    for record in store.answers(since):
+    for record in answers:
         ids.add(record.answer_id)
         day = days.setdefault(record.created[:10], Day(record.created[:10]))
         day.questions += 1
@@ -97,7 +104,7 @@ def compute_stats(store: ConversationStore, since: datetime | None = None) -> St
             latencies.append(record.latency_ms)
     # Ratings of the questions in the window (a rating is always given after its answer, so `since` narrows it).
     rated: set[str] = set()
-    for rating in store.ratings(since):
+    for rating in ratings:
         if rating.answer_id in ids:
             stats.ratings += 1
             stats.helpful += rating.helpful

@@ -7,12 +7,13 @@ from pathlib import Path
 from pydantic import Field, field_validator
 from pydantic_settings import SettingsConfigDict
 
+from bot.config.admin_settings import AdminSettings
 from bot.config.mongodb_settings import MongoSettings
 from bot.config.provider_settings import ProviderSettings
 from bot.config.server_settings import ServerSettings
 
 
-class Settings(ProviderSettings, MongoSettings, ServerSettings):
+class Settings(ProviderSettings, MongoSettings, ServerSettings, AdminSettings):
     """Everything an admin can tune without editing code. Secrets are `SecretStr` so that they never show up in
     logs or reprs. Provider, MongoDB and server fields live in their own mixins (bot/config/provider_settings.py,
     bot/config/mongodb_settings.py, bot/config/server_settings.py); the chat platforms read their own settings

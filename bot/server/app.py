@@ -45,6 +45,7 @@ from adapters.teams.settings import TeamsSettings
 from bot.config.settings import Settings
 from bot.errors import UserError
 from bot.observability.metrics import CONTENT_TYPE, Metrics
+from bot.server.admin import add_admin_routes
 from bot.server.health import Health
 from bot.wiring.runtime import Bot
 
@@ -228,6 +229,7 @@ def build_server_app(bot: Bot, settings: Settings, slack_settings: SlackSettings
                             "is whatever the request says: any caller can claim any team, so access groups protect "
                             "nothing on Teams. Set the Teams credentials before relying on them.")
         state.teams = add_teams_routes(app, bot, teams_settings)
+    add_admin_routes(app, bot, settings)  # /admin, when NAVIBOT_ADMIN_TOKEN or _PROXY_HEADER is set
     app.router.add_get(HEALTH_PATH, healthz)
     app.router.add_get(METRICS_PATH, metrics)
     return app

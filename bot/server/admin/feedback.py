@@ -1,0 +1,54 @@
+"""Feedback: each 👎 with its reason, the question, the answer and its quotes (filtered by period and channel, a
+page at a time), and the 👍 each document's quotes earned."""
+
+from __future__ import annotations
+
+from collections import Counter, deque
+from dataclasses import dataclass, field
+
+from bot.conversations.store import ConversationStore, FeedbackRecord
+from bot.server.admin.overview import channel_name
+from bot.server.admin.period import Period
+
+PAGE_SIZE = 25
+
+
+@dataclass(slots=True)
+class FeedbackPage:
+    down: list[FeedbackRecord]  # this page's 👎, newest first
+    down_total: int
+    page: int
+    pages: int
+    up_by_document: list[tuple[str, str, int]] = field(default_factory=list)  # (doc_id, title, 👍), most first
+    channels: list[str] = field(default_factory=list)  # the channels with ratings in the period, for the filter
+
+
+def feedback_page(store: ConversationStore, period: Period, channel: str | None, page: int) -> FeedbackPage:
+    """Ratings are read from the store a page at a time (store.ratings); only the 👎 of the asked page are kept."""
+    channels: dict[str, str] = {}  # answer id -> channel, of the answers of the period
+    for record in store.answers(period.since):
+        if period.includes(record.created):
+            channels[record.answer_id] = channel_name(record.platform, record.conversation_key)
+    down_total = 0
+    up: Counter[tuple[str, str]] = Counter()
+    seen_channels: set[str] = set()
+    start, stop = (page - 1) * PAGE_SIZE, page * PAGE_SIZE
+    newest: deque[FeedbackRecord] = deque(maxlen=stop)  # only what the asked page needs: the newest `stop`
+    for rating in store.ratings(period.since):
+        where = channels.get(rating.answer_id)
+        if where is None:
+            continue
+        seen_channels.add(where)
+        if channel and where != channel:
+            continue
+        if rating.helpful:
+            for doc_id, title in {(c.get("doc_id", ""), c.get("title", "")) for c in rating.citations}:
+                up[(str(doc_id), str(title))] += 1
+        else:
+            down_total += 1
+            newest.append(rating)
+    down = list(reversed(newest))[start:stop]
+    pages = max(1, -(-down_total // PAGE_SIZE))
+    return FeedbackPage(down, down_total, page, pages,
+                        [(d, t, n) for (d, t), n in sorted(up.items(), key=lambda item: (-item[1], item[0]))],
+                        sorted(seen_channels))
