@@ -18,7 +18,7 @@ from aiohttp import web
 
 if TYPE_CHECKING:
     from adapters.slack.app import SlackApp
-    from bot.wiring.runtime import Bot
+    from bot.port import ChatBot
 
 # Slack refuses a message whose blocks hold more than about 12,000 characters of text in all, with
 # msg_blocks_too_long: a limit the reference pages do not list (slackapi/bolt-js#2509 measured it near 12-13k).
@@ -52,6 +52,7 @@ class FakeSlack:
         self.socket_acks: list[dict[str, Any]] = []  # what the app sent back over Socket Mode
         self.runner: web.AppRunner | None = None
         self.url = ""
+        self.streams: dict[str, list[dict[str, Any]]] = {}  # chat stream ts -> the chunks it received, in order
 
     async def start(self) -> None:
         self.runner = web.AppRunner(self.app)
@@ -80,6 +81,10 @@ class FakeSlack:
 
     def fail_next(self, method: str, error: str) -> None:
         self.failures.setdefault(method, []).append((200, {"ok": False, "error": error}, {}))
+
+    def streamed(self, ts: str) -> str:
+        """The markdown text a chat stream has shown so far."""
+        return "".join(str(c.get("text", "")) for c in self.streams.get(ts, []) if c.get("type") == "markdown_text")
 
     def of(self, method: str, channel: str | None = None) -> list[Call]:
         return [c for c in self.calls if c.method == method and (channel is None or c.args.get("channel") == channel)]
@@ -129,6 +134,25 @@ class FakeSlack:
             return {"ok": True, "message_ts": ts}
         if method in {"reactions.add", "reactions.remove"}:
             return {"ok": True}
+        if method in {"assistant.threads.setStatus", "assistant.threads.setSuggestedPrompts",
+                      "assistant.threads.setTitle"}:
+            return {"ok": True} if args.get("channel_id") and args.get("thread_ts") else {
+                "ok": False, "error": "invalid_arguments"}
+        if method == "chat.startStream":  # outside a DM Slack must know whose request is streamed
+            if not args.get("thread_ts") or (not str(args.get("channel", "")).startswith("D") and not (
+                    args.get("recipient_user_id") and args.get("recipient_team_id"))):
+                return {"ok": False, "error": "invalid_arguments"}
+            self.streams[ts] = [*(args.get("chunks") or [])]
+            return {"ok": True, "channel": args.get("channel"), "ts": ts}
+        if method in {"chat.appendStream", "chat.stopStream"}:
+            if args.get("ts") not in self.streams:
+                return {"ok": False, "error": "message_not_found"}
+            self.streams[args["ts"]].extend(args.get("chunks") or [])
+            if method == "chat.appendStream":
+                return {"ok": True, "channel": args.get("channel"), "ts": args["ts"]}
+            return {"ok": True, "channel": args.get("channel"), "ts": args["ts"],
+                    "message": {"type": "message", "bot_id": BOT_ID, "ts": args["ts"],
+                                "text": self.streamed(args["ts"]), "blocks": args.get("blocks")}}
         if method == "views.open":
             return {"ok": True, "view": {"id": "V0REASON", **(args.get("view") or {})}}
         if method == "apps.connections.open":
@@ -222,7 +246,7 @@ class ServedApp:
         await self.fake.stop()
 
 
-async def serve_http(bot: Bot, signing_secret: str, bot_token: str = "xoxb-test") -> ServedApp:
+async def serve_http(bot: ChatBot, signing_secret: str, bot_token: str = "xoxb-test") -> ServedApp:
     """`navibot slack` in HTTP mode for a test: the real Bolt app behind aiohttp, on the running loop."""
     from pydantic import SecretStr
 

@@ -23,8 +23,13 @@ METHOD_SCOPES: dict[str, set[str]] = {
     "reactions.add": {"reactions:write"},
     "reactions.remove": {"reactions:write"},
     "views.open": set(),
+    "assistant.threads.setStatus": {"assistant:write"},
+    "chat.stream": {"chat:write"},  # slack_sdk's helper: chat.startStream, chat.appendStream, chat.stopStream
 }
-EVENT_SCOPES = {"app_mention": "app_mentions:read", "message.im": "im:history"}
+# The assistant pane's greeting prompts and titles go through Bolt's set_suggested_prompts / set_title (not
+# `client.` calls): assistant.threads.setSuggestedPrompts and setTitle, also assistant:write.
+EVENT_SCOPES = {"app_mention": "app_mentions:read", "message.im": "im:history",
+                "assistant_thread_started": "assistant:write", "assistant_thread_context_changed": "assistant:write"}
 
 
 def manifest() -> dict[str, Any]:
@@ -54,7 +59,7 @@ def test_scopes_are_exactly_those_the_code_uses() -> None:
     if data["features"]["slash_commands"]:
         needed.add("commands")
     assert sorted(data["oauth_config"]["scopes"]["bot"]) == sorted(needed)
-    assert {"app_mentions:read", "chat:write", "commands", "im:history", "reactions:write"} == needed
+    assert {"app_mentions:read", "assistant:write", "chat:write", "commands", "im:history", "reactions:write"} == needed
 
 
 def test_events_command_interactivity_and_socket_mode() -> None:
@@ -63,7 +68,9 @@ def test_events_command_interactivity_and_socket_mode() -> None:
     listened = set(re.findall(r'self\.app\.event\("([a-z_]+)"\)', code))
     assert listened == {"app_mention", "message"}
     assert 'event.get("channel_type") != "im"' in code  # message events are taken from DMs only: message.im
-    assert set(data["settings"]["event_subscriptions"]["bot_events"]) == {"app_mention", "message.im"}
+    assert set(data["settings"]["event_subscriptions"]["bot_events"]) == {
+        "app_mention", "message.im", "assistant_thread_started", "assistant_thread_context_changed"}
+    assert "assistant_view" in data["features"] and "AsyncAssistant(" in code  # the pane's feature and middleware
     commands = [c["command"] for c in data["features"]["slash_commands"]]
     assert commands == re.findall(r'self\.app\.command\("([^"]+)"\)', code) == ["/navibot"]
     assert data["settings"]["interactivity"]["is_enabled"] is True
