@@ -19,6 +19,7 @@ from bot.chat.access import AccessError, check_groups
 from bot.cli.admin_cli import add_admin_parsers
 from bot.cli.crawl_cli import add_crawl_parser
 from bot.cli.db_cli import add_db_parser
+from bot.cli.reindex_cli import add_reindex_parser
 from bot.cli.serve_cli import add_serve_parser, add_slack_parser, add_teams_parser
 from bot.cli.terminal import ask, chat
 from bot.config.settings import Settings
@@ -274,6 +275,7 @@ def build_parser() -> argparse.ArgumentParser:
     chat_parser.set_defaults(func=cmd_chat)
     add_crawl_parser(sub)
     add_db_parser(sub)
+    add_reindex_parser(sub)
     add_slack_parser(sub)
     add_teams_parser(sub)
     add_serve_parser(sub)
