@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated, Any
 
 from pydantic import Field, field_validator
-from pydantic_settings import SettingsConfigDict
+from pydantic_settings import NoDecode, SettingsConfigDict
 
 from bot.config.admin_settings import AdminSettings
 from bot.config.mongodb_settings import MongoSettings
@@ -49,6 +50,18 @@ class Settings(ProviderSettings, MongoSettings, ServerSettings, AdminSettings):
     glossary_file: Path | None = Field(default=None,
                                        description="TOML file of an agency's own acronyms, program names and words, "
                                                    "merged over the bundled glossary (rag/data/glossary.toml).")
+    suggested_questions: Annotated[list[str], NoDecode] = Field(
+        default_factory=list,
+        description="Questions offered as prompts in Slack's assistant pane and as Teams prompt starters, separated "
+                    "by | (e.g. \"Can college students get SNAP? | How do I report a change?\"). Empty: questions "
+                    "about the knowledge base's own topics (its public documents' titles).")
+
+    @field_validator("suggested_questions", mode="before")
+    @classmethod
+    def _questions(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return [q.strip() for q in value.split("|") if q.strip()]
+        return value
 
     @field_validator("data_dir", mode="after")
     @classmethod

@@ -6,7 +6,10 @@ from __future__ import annotations
 import asyncio
 import threading
 
+import pytest
+
 from bot.chat.starters import starter_questions, topic_questions
+from bot.config.settings import Settings
 from bot.wiring.progress_bridge import ThreadedProgress
 from rag.search.store import StoredDocument
 
@@ -57,3 +60,9 @@ def test_starters_are_the_admins_list_or_the_public_topics() -> None:
                                           "What should I know about WIC basics?"]
     assert starter_questions(["Who can get WIC?", " "], documents) == ["Who can get WIC?"]
     assert all("Secret" not in q for q in starter_questions([], documents))
+
+
+def test_the_admins_questions_come_from_one_setting_separated_by_bars(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("NAVIBOT_SUGGESTED_QUESTIONS", " Can students get SNAP? | | Who can get WIC, and how?")
+    settings = Settings(_env_file=None)  # type: ignore[call-arg]
+    assert settings.suggested_questions == ["Can students get SNAP?", "Who can get WIC, and how?"]
