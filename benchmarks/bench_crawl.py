@@ -96,12 +96,12 @@ def build_site() -> dict[str, tuple[str, str]]:
     return {path: (text, '"' + hashlib.sha1(text.encode()).hexdigest()[:16] + '"') for path, text in pages.items()}
 
 
-def serve(conn: multiprocessing.connection.Connection) -> None:  # type: ignore[name-defined]
+def serve(conn: multiprocessing.connection.Connection) -> None:
     """The site in its own process, so that serving does not share the crawler's CPU time and GIL."""
     from tests.fakes.crawl_site import Resp, Site
 
     routes = {path: Resp(text, etag=etag, delay=LATENCY) for path, (text, etag) in build_site().items()}
-    with Site(routes) as site:  # type: ignore[arg-type]
+    with Site(routes) as site:
         conn.send(site.base)
         conn.recv()  # until told to stop
 

@@ -60,7 +60,7 @@ def bot(demo_store: Path, tmp_path: Path) -> Iterator[Bot]:
 
 
 @pytest.fixture
-def core(tmp_path: Path) -> Core:
+def core(tmp_path: Path) -> Iterator[Core]:
     built = build_core(Settings(), tmp_path / "store.sqlite3")
     yield built
     built.close()

@@ -53,7 +53,8 @@ def authenticated(handler: Handler, refuse: Callable[[str, int], web.Response]) 
             return await handler(checked)
 
         try:
-            return await jwt_authorization_decorator(inner)(request)
+            response: web.StreamResponse = await jwt_authorization_decorator(inner)(request)
+            return response
         except Exception as exc:
             if reached:  # the token was fine: a failure of the handler is not a refusal
                 raise

@@ -142,7 +142,7 @@ class _StderrHandler(logging.StreamHandler):  # type: ignore[type-arg]
         self._fixed = stream
         super().__init__(stream)
 
-    @property  # type: ignore[override]
+    @property
     def stream(self) -> TextIO:
         return self._fixed if self._fixed is not None else sys.stderr
 

@@ -176,8 +176,8 @@ def _supported_sentences(text: str, valid: dict[int, str], retrieved: dict[str, 
     markers = [[int(n) for n in _MARKER.findall(piece)] for _, pieces in lines for piece in pieces]
     everything = list(dict.fromkeys(valid.values()))
     cites: list[list[str]] = []
-    for i, marked in enumerate(markers):
-        numbers = marked
+    for i, own_numbers in enumerate(markers):
+        numbers = own_numbers
         if not numbers:
             later = next((m for m in markers[i + 1:] if m), None)
             earlier = next((m for m in reversed(markers[:i]) if m), None)

@@ -147,12 +147,16 @@ class Placement:
         return format_path(self.path)
 
 
+# A linked list, newest first: (previous, (label's position in its paragraph, path, slip)).
+_History = tuple["_History | None", tuple[int, tuple[str, ...], str]]
+
+
 @dataclass(frozen=True, slots=True)
 class _Reading:
     cost: float
     values: tuple[int, ...]  # per open level: the position of its current label (0 = level skipped)
     labels: tuple[str, ...]
-    history: tuple | None  # linked list (previous, (label's position in its paragraph, path, slip))
+    history: _History | None
 
 
 _Move = tuple[float, int, int, str, str]

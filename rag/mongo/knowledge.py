@@ -33,7 +33,8 @@ from pymongo.errors import OperationFailure, PyMongoError
 
 from rag.documents import Chunk, SourceDocument, SubChunk
 from rag.mongo import pipelines
-from rag.mongo.connection import MongoConfig, MongoConnection, MongoUnavailable
+from rag.mongo.config import MongoConfig, MongoUnavailable
+from rag.mongo.connection import MongoConnection
 from rag.mongo.indexes import (
     CHUNKS,
     DOCUMENTS,

@@ -44,7 +44,7 @@ class FakeConnector:
     fail_next: list[int] = field(default_factory=list)  # statuses to answer the next POSTs with (429, 503…)
     refuse_citations: bool = False  # answer 400 to a message (or update) with citation entities, as Teams may
     _runner: web.AppRunner | None = None
-    _ids: itertools.count = field(default_factory=lambda: itertools.count(1))
+    _ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
 
     async def start(self) -> FakeConnector:
         app = web.Application()

@@ -71,7 +71,7 @@ class FakeServer:
     def routes(self) -> list[web.RouteDef]:
         raise NotImplementedError
 
-    def start(self) -> FakeServer:
+    def start(self) -> Self:
         self._thread.start()
         asyncio.run_coroutine_threadsafe(self._start(), self._loop).result(10)
         return self

@@ -65,7 +65,8 @@ class Server:
 
 
 class FakeCollection:
-    def __init__(self, collection: mongomock.Collection, server: Server, indexes: dict[str, dict[str, Any]]) -> None:
+    def __init__(self, collection: mongomock.Collection[Any], server: Server,
+                 indexes: dict[str, dict[str, Any]]) -> None:
         self._c = collection
         self._server = server
         self._search_indexes = indexes
@@ -294,7 +295,7 @@ def _project(row: dict[str, Any], spec: dict[str, Any]) -> dict[str, Any]:
 class FakeDatabase:
     def __init__(self, name: str = "navibot_test", server: Server | None = None) -> None:
         self.server = server or Server()
-        self._db: mongomock.Database = mongomock.MongoClient(tz_aware=True)[name]
+        self._db: mongomock.Database[Any] = mongomock.MongoClient(tz_aware=True)[name]
         self.name = name
         self._search_indexes: dict[str, dict[str, dict[str, Any]]] = {}
         self._collections: dict[str, FakeCollection] = {}
@@ -305,7 +306,7 @@ class FakeDatabase:
                                                      self._search_indexes.setdefault(name, {}))
         return self._collections[name]
 
-    def raw(self, name: str) -> mongomock.Collection:
+    def raw(self, name: str) -> mongomock.Collection[Any]:
         """The underlying mongomock collection, for a test to look at what was stored."""
         return self._db[name]
 

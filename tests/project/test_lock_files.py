@@ -9,6 +9,7 @@ import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, cast
 
 import pytest
 from packaging.markers import default_environment
@@ -22,9 +23,11 @@ DEV_LOCK = ROOT / "requirements-dev.lock"
 LOCKS = (RUNTIME_LOCK, DEV_LOCK)
 HOW_TO_RELOCK = ROOT / "docs" / "reproducible-installs.md"
 # The locks are made for the image: CPython 3.12 on Linux x86-64 (python:3.12-slim).
-TARGET = {**default_environment(), "python_version": "3.12", "python_full_version": "3.12.0",
-          "sys_platform": "linux", "platform_system": "Linux", "platform_machine": "x86_64",
-          "implementation_name": "cpython", "platform_python_implementation": "CPython", "os_name": "posix"}
+# (default_environment() is a TypedDict of strings; markers take a plain dict of them.)
+TARGET: dict[str, str] = {
+    **cast("dict[str, str]", default_environment()), "python_version": "3.12", "python_full_version": "3.12.0",
+    "sys_platform": "linux", "platform_system": "Linux", "platform_machine": "x86_64",
+    "implementation_name": "cpython", "platform_python_implementation": "CPython", "os_name": "posix"}
 
 
 @dataclass(frozen=True)
@@ -48,7 +51,8 @@ def read_lock(path: Path) -> dict[str, Pin]:
         if entry.startswith("-") or len(hashes) != len(options):
             raise ValueError(f"{path.name}:{number}: not a pinned, hashed package: {raw.strip()[:80]}")
         requirement = Requirement(entry.strip())
-        [spec] = list(requirement.specifier) or [None]
+        specs = list(requirement.specifier)
+        spec = specs[0] if len(specs) == 1 else None
         if spec is None or spec.operator != "==" or "*" in spec.version or requirement.url:
             raise ValueError(f"{path.name}:{number}: {requirement} is not pinned to one version")
         if not hashes or not all(re.fullmatch(r"sha256:[0-9a-f]{64}", h) for h in hashes):
@@ -60,7 +64,7 @@ def read_lock(path: Path) -> dict[str, Pin]:
     return pins
 
 
-def declared(pyproject: dict, extras: tuple[str, ...] = ()) -> list[Requirement]:
+def declared(pyproject: dict[str, Any], extras: tuple[str, ...] = ()) -> list[Requirement]:
     """What pyproject.toml asks for on the target: the dependencies, the build backend, and the named extras."""
     names = [*pyproject["project"]["dependencies"], *pyproject["build-system"]["requires"]]
     for extra in extras:
@@ -81,7 +85,7 @@ def uncovered(requirements: list[Requirement], pins: dict[str, Pin]) -> list[str
     return problems
 
 
-def pyproject() -> dict:
+def pyproject() -> dict[str, Any]:
     return tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
 
 

@@ -135,7 +135,7 @@ def test_text_lines_keep_the_usual_format(logs: Callable[..., Lines]) -> None:
 def test_a_turn_is_one_line_with_the_question_redacted_when_allowed(
         demo: Core, tmp_path: Path, logs: Callable[..., Lines]) -> None:
     lines = logs("json")
-    handler, store = handler_with(demo, tmp_path, Settings(log_questions=True))  # type: ignore[call-arg]
+    handler, store = handler_with(demo, tmp_path, Settings(log_questions=True))
     try:
         reply = handler.handle(Turn("slack", "W1", "C1", "T1", "U1", PII_QUESTION, "E1"))
         assert reply.answer_id
@@ -450,7 +450,7 @@ def test_redaction_catches_glued_labels_extensions_and_ordinal_days(
 def test_an_over_long_question_is_cut_in_the_log(demo: Core, tmp_path: Path, logs: Callable[..., Lines]) -> None:
     """A pasted page (refused as too_long) is not a 40 kB log line, which a log shipper would split mid-JSON."""
     lines = logs("json")
-    handler, store = handler_with(demo, tmp_path, Settings(log_questions=True))  # type: ignore[call-arg]
+    handler, store = handler_with(demo, tmp_path, Settings(log_questions=True))
     try:
         reply = handler.handle(Turn("slack", "W1", "C1", "T1", "U1", "SNAP rules " * 4000))
     finally:

@@ -37,7 +37,11 @@ class Broken:
     def turn(self, event: TurnEvent) -> None:
         raise RuntimeError("watcher on fire")
 
-    feedback = error = turn  # type: ignore[assignment]
+    def feedback(self, platform: str, helpful: bool) -> None:
+        raise RuntimeError("watcher on fire")
+
+    def error(self, kind: str, platform: str) -> None:
+        raise RuntimeError("watcher on fire")
 
 
 @pytest.fixture

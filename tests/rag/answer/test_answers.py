@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -479,7 +480,11 @@ def test_the_glossary_terms_rank_the_paragraphs_the_answer_comes_from(demo: Core
     expansion = Glossary().expand(question).text
     assert rank_paragraphs(question, hits, expansion=expansion)[0].sub.sub_id == "c::0.1"
     seen: list[str] = []
-    monkeypatch.setattr("rag.answer.extractive.rank_paragraphs",
-                        lambda *a, **kw: seen.append(kw["expansion"]) or rank_paragraphs(*a, **kw))
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        seen.append(kwargs["expansion"])
+        return rank_paragraphs(*args, **kwargs)
+
+    monkeypatch.setattr("rag.answer.extractive.rank_paragraphs", spy)
     ExtractiveAnswerer(demo.embedder, glossary=Glossary()).answer(AnswerRequest(question, question, [], hits, CONCISE))
     assert seen == [expansion]  # the answerer ranks with the glossary's terms

@@ -97,7 +97,7 @@ def test_same_file_named_from_another_folder_is_not_duplicated(core: Core, kb: P
 
 
 def test_a_document_that_fails_to_store_is_reported_and_others_continue(core: Core, kb: Path,
-                                                                         monkeypatch) -> None:
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     original = core.store.replace_document
 
     def flaky(doc, chunks, vectors):  # type: ignore[no-untyped-def]

@@ -74,9 +74,9 @@ def test_every_section_reads_as_a_well_formed_outline(cfr_subs: list[SubChunk]) 
             level = len(path) - 1
             assert label_value(path[-1], LEVEL_KINDS[level]) is not None, (section, path)  # the level's kind
             children[path[:-1]].append(path[-1])
-        for parent, labels in children.items():
+        for parent, siblings in children.items():
             kind = LEVEL_KINDS[len(parent)]
-            values = [label_value(x, kind) for x in labels]
+            values = [label_value(x, kind) for x in siblings]
             if values != list(range(1, len(values) + 1)):
                 gaps.add((section, "".join(f"({x})" for x in parent)))
     assert gaps == GAPS

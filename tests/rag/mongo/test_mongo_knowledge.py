@@ -17,7 +17,8 @@ from rag.ingest.chunking import Chunker
 from rag.ingest.ingestor import Ingestor
 from rag.mongo import pipelines
 from rag.mongo.bridge import AsyncBridge
-from rag.mongo.connection import MongoConnection, describe_hosts, scrub
+from rag.mongo.config import describe_hosts, scrub
+from rag.mongo.connection import MongoConnection
 from rag.mongo.indexes import (
     CHUNKS,
     covers,
@@ -99,7 +100,7 @@ def test_unknown_score_details_fall_back_to_two_searches(embedder: Embedder, kb:
         retriever = Retriever(store, embedder, candidates=10)
         expected = [h.chunk.chunk_id for h in retriever.search("WIC income", k=3)]
         monkeypatch.setattr(pipelines, "ranks_from_details", lambda rows: {"vector": [], "lexical": []})
-        store.aio.rank_fusion = None
+        monkeypatch.setattr(store.aio, "rank_fusion", None)
         assert [h.chunk.chunk_id for h in retriever.search("WIC income", k=3)] == expected
         assert store.aio.rank_fusion is False and "scoreDetails not understood" in caplog.text
     finally:

@@ -56,7 +56,7 @@ KEY = "test-key-do-not-log"
 class InOrder(random.Random):
     """Endpoints in the order configured, so a test knows which one is tried first."""
 
-    def sample(self, population: Sequence[Any], k: int, **_: Any) -> list[Any]:  # type: ignore[override]
+    def sample(self, population: Sequence[Any], k: int, **_: Any) -> list[Any]:
         return list(population)[:k]
 
 
@@ -337,7 +337,7 @@ def test_the_fakes_refuse_requests_the_real_apis_refuse(gemini_a: FakeGemini, co
                                                                      "required": ["answer"]})),
         lambda: gemini.models.embed_content(model="gemini-embedding-001", contents=["x"],
                                             config=types.EmbedContentConfig(task_type="RETRIEVAL_DOC")),
-        lambda: cohere_client.embed(model="embed-v4.0", input_type="search_documents", texts=["x"],  # type: ignore[arg-type]
+        lambda: cohere_client.embed(model="embed-v4.0", input_type="search_documents", texts=["x"],
                                     embedding_types=["float"]),
         lambda: cohere_client.embed(model="embed-v4.0", input_type="search_query", texts=["x"] * 97,
                                     embedding_types=["float"]),
