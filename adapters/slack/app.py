@@ -3,8 +3,8 @@ feedback, and post the replies in threads.
 
 Every listener acknowledges at once (Bolt acks Events API requests before the listener runs; the others call
 `ack()` first) and does the slow work in a background task, so Slack gets its HTTP 200 well inside 3 seconds.
-The turn handler is synchronous and runs in one of the bot's turn threads (`bot.wiring.runtime.Bot.handle`); quick
-store calls (a button's answer lookup, feedback) use `asyncio.to_thread`.
+The app talks to the bot only through `bot.port.ChatBot` (handle a turn, settle it, record a vote, fetch a stored
+answer of this chat, report an error); the bot keeps its slow work off the event loop.
 
 Use it from a server: `app = build_slack_app(bot, settings)`, then `add_slack_routes(web_app, app)` (HTTP mode) or
 `socket_mode_handler(app, settings)` (Socket Mode).
@@ -54,18 +54,15 @@ from adapters.slack.blocks import (
 )
 from adapters.slack.retry import retry_handlers
 from adapters.slack.settings import Mode, SlackSettings
-from bot.chat.chat_commands import HELP, parse_command
-from bot.chat.handler import MAX_REASON_CHARS, FeedbackError, error_kind
-from bot.port import Reply, ReplyKind, Turn
-from bot.wiring.runtime import Bot
+from bot.port import Chat, ChatBot, FeedbackError, Reply, ReplyKind, Turn, Vote
 
 log = logging.getLogger(__name__)
 
 EVENTS_PATH = "/slack/events"
 PLATFORM = "slack"
 THINKING_REACTION = "eyes"
-APOLOGY = "Sorry, something went wrong on my side and I could not post the answer. Please try again in a moment " \
-          "(trace id {trace})."
+APOLOGY = ("Sorry, something went wrong on my side and I could not post the answer. Please try again in a moment "
+           "(trace id {trace}).")
 SLASH_HELP = """Slash command: `/navibot ask <question>` posts your question in this channel and answers it in a \
 thread; `/navibot mood`, `/navibot mood <name>`; `/navibot reset` forgets your latest thread's history here \
 (or type `reset` after mentioning me in the thread); `/navibot help`.
@@ -125,9 +122,9 @@ def configure_web_client(client: AsyncWebClient, settings: SlackSettings) -> Asy
 
 
 class SlackApp:
-    """The Bolt app and the listeners, on one Bot. `tasks` are the answers still being worked on."""
+    """The Bolt app and the listeners, on one ChatBot. `tasks` are the answers still being worked on."""
 
-    def __init__(self, bot: Bot, settings: SlackSettings, mode: Mode = "http") -> None:
+    def __init__(self, bot: ChatBot, settings: SlackSettings, mode: Mode = "http") -> None:
         self.bot = bot
         self.settings = settings
         self.mode = mode
@@ -233,7 +230,7 @@ class SlackApp:
                 await self._react("remove", channel, clear)
         except Exception as exc:  # noqa: BLE001 - whatever broke, the navigator gets an apology, not silence
             await self.bot.reply_not_posted(turn)  # the answer is not out: a retry of the event gets it
-            await self._apologize(exc, channel, thread_ts, f"answering in {turn.conversation_key}")
+            await self._apologize(exc, channel, thread_ts, f"answering in {channel} (thread {thread_ts})")
         finally:
             if adding is not None and react_to is not None and await adding:
                 await self._react("remove", channel, react_to)
@@ -271,7 +268,7 @@ class SlackApp:
         trace = uuid.uuid4().hex[:12]
         # For the metrics: Slack refused or could not be reached (after the client's retries), or our own failure.
         slack_side = isinstance(exc, (SlackApiError, aiohttp.ClientError, TimeoutError))
-        self.bot.observers.error("slack_api" if slack_side else error_kind(exc), PLATFORM)
+        self.bot.report_error("slack_api" if slack_side else None, PLATFORM, exc)
         detail = exc.response.get("error") if isinstance(exc, SlackApiError) else None
         log.error("slack: %s failed (trace %s)%s", doing, trace, f": Web API error {detail}" if detail else "",
                   exc_info=exc, extra={"trace_id": trace})
@@ -302,8 +299,8 @@ class SlackApp:
         team, channel, user = (str(command.get(k, "")) for k in ("team_id", "channel_id", "user_id"))
         try:
             if word.lower() in {"", "help"}:
-                await respond(text=escape(f"{HELP}\n{SLASH_HELP}"), response_type="ephemeral")
-            elif word.lower() == "ask" or parse_command(text) is None:  # anything else is taken as a question
+                await respond(text=escape(f"{self.bot.help_text()}\n{SLASH_HELP}"), response_type="ephemeral")
+            elif word.lower() == "ask" or not self.bot.is_chat_command(text):  # anything else is taken as a question
                 await self._slash_ask(team, channel, user, rest if word.lower() == "ask" else text, respond)
             elif word.lower() == "reset":
                 await self._slash_reset(team, channel, user, text, respond)
@@ -364,14 +361,13 @@ class SlackApp:
         thread_ts = message.get("thread_ts")
         user = str(body.get("user", {}).get("id", ""))
         try:
-            record = await asyncio.to_thread(self.bot.handler.answer_in_chat, str(action.get("value", "")),
-                                             PLATFORM, channel)
-            if record is None:
+            stored = await self.bot.stored_answer(str(action.get("value", "")), chat_of(body, channel, thread_ts))
+            if stored is None:
                 await self._ephemeral(channel, user, thread_ts,
                                       plain_message("I can't find that answer any more, so I can't show its quotes."))
                 return
             expanded = action.get("action_id") == ACTION_SHOW_QUOTES
-            shown = answer_message(AnswerView.from_record(record), expanded=expanded)
+            shown = answer_message(AnswerView.from_stored(stored), expanded=expanded)
             await self.client.chat_update(channel=channel, ts=ts, text=shown.text, blocks=shown.blocks)
         except Exception as exc:  # noqa: BLE001 - an apology in the thread rather than a dead button
             await self._apologize(exc, channel, thread_ts, "showing or hiding quotes")
@@ -389,8 +385,7 @@ class SlackApp:
             if rating not in {HELPFUL, NOT_HELPFUL} or not answer_id:
                 raise FeedbackError("That button did not say which answer it rates, so nothing was saved.")
             helpful = rating == HELPFUL
-            await asyncio.to_thread(self.bot.handler.record_feedback, answer_id, user, helpful,
-                                    chat=(PLATFORM, channel))
+            await self.bot.record_feedback(Vote(answer_id, user, helpful, chat_of(body, channel, thread_ts)))
             confirmation = feedback_confirmation(helpful, answer_id)
         except FeedbackError as exc:
             confirmation = plain_message(str(exc))
@@ -407,7 +402,7 @@ class SlackApp:
                                "thread_ts": (body.get("container") or {}).get("thread_ts")})
         try:
             await self.client.views_open(trigger_id=str(body.get("trigger_id", "")),
-                                         view=reason_modal(metadata, MAX_REASON_CHARS))
+                                         view=reason_modal(metadata, self.bot.max_reason_chars))
         except Exception as exc:  # noqa: BLE001 - the 👎 is saved; only the optional reason is lost
             log.error("slack: could not open the feedback reason form: %r", exc)
 
@@ -422,11 +417,11 @@ class SlackApp:
             await ack(response_action="errors", errors={REASON_BLOCK: "This form is out of date; click 👎 again."})
             return
         try:  # recorded before the ack (a few milliseconds), so a problem shows in the form itself
-            # Only for an answer given in the chat the 👎 was clicked in, as the buttons (answer_in_chat): a form
-            # naming another chat's answer records nothing.
-            await asyncio.to_thread(self.bot.handler.record_feedback, str(where.get("answer_id", "")), user, False,
-                                    reason, chat=(PLATFORM, str(where["channel"])),
-                                    click=False)  # the 👎 itself was counted when it was clicked
+            # Only for an answer given in the chat the 👎 was clicked in, as the buttons: a form naming another
+            # chat's answer records nothing. The 👎 itself was counted when it was clicked: not a second click.
+            chat = chat_of(body, str(where["channel"]), where.get("thread_ts"))
+            await self.bot.record_feedback(Vote(str(where.get("answer_id", "")), user, False, chat, reason,
+                                                click=False))
         except FeedbackError as exc:
             await ack(response_action="errors", errors={REASON_BLOCK: str(exc)[:150]})
             return
@@ -446,6 +441,12 @@ class SlackApp:
                                              blocks=message.blocks)
 
 
+def chat_of(body: dict[str, Any], channel: str, thread_ts: object) -> Chat:
+    """The chat a button or form of `body` was used in (the bot honours a stored answer's id only there)."""
+    team = body.get("team") if isinstance(body.get("team"), dict) else {}
+    return Chat(PLATFORM, str((team or {}).get("id") or ""), channel, str(thread_ts or ""))
+
+
 def render(reply: Reply, question: str) -> Message:
     """An answer gets quotes and buttons; everything else (commands, no-answers, errors) is plain text."""
     if reply.kind is ReplyKind.ANSWER and reply.answer_id:
@@ -453,8 +454,9 @@ def render(reply: Reply, question: str) -> Message:
     return plain_message(reply.text)
 
 
-def build_slack_app(bot: Bot, settings: SlackSettings, mode: Mode = "http") -> SlackApp:
-    """The Slack app on a Bot (bot.wiring.runtime.build_bot); settings.check(mode) should have passed."""
+def build_slack_app(bot: ChatBot, settings: SlackSettings, mode: Mode = "http") -> SlackApp:
+    """The Slack app on a ChatBot (bot.wiring.runtime.build_bot makes one); settings.check(mode) should have
+    passed."""
     return SlackApp(bot, settings, mode)
 
 
@@ -482,7 +484,7 @@ def events_handler(slack: SlackApp) -> Callable[[web.Request], Awaitable[web.Res
     def refuse(request: web.Request, status: int, why: str) -> web.Response:
         # One short line and a count per refused request: anyone can POST to a public URL, so no traceback, no body.
         log.warning("slack: refused a request to %s (%d): %s", request.path, status, why)
-        slack.bot.observers.error("bad_request", PLATFORM)
+        slack.bot.report_error("bad_request", PLATFORM)
         return web.Response(status=status, text="not a Slack request" if status == 400 else "invalid signature")
 
     async def handle(request: web.Request) -> web.Response:
@@ -505,7 +507,7 @@ def events_handler(slack: SlackApp) -> Callable[[web.Request], Awaitable[web.Res
             return refuse(request, 400, f"a body that is not a Slack payload ({type(exc).__name__})")
         response = await slack.app.async_dispatch(bolt_request)
         if response.status in (400, 401):  # a payload Bolt refused (its own signature check agrees with ours)
-            slack.bot.observers.error("bad_request", PLATFORM)
+            slack.bot.report_error("bad_request", PLATFORM)
         return await to_aiohttp_response(response)
     return handle
 

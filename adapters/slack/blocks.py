@@ -14,9 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from adapters.web_links import web_url
-from bot.conversations.store import AnswerRecord
-from bot.port import Reply
-from rag.cite.rail import Citation
+from bot.port import Citation, Reply, StoredAnswer
 
 Block = dict[str, Any]
 
@@ -128,9 +126,9 @@ class AnswerView:
                    reply.standalone_question or "")
 
     @classmethod
-    def from_record(cls, record: AnswerRecord) -> AnswerView:
-        return cls(record.answer_id, record.answer, record.mood, list(record.citations), record.question,
-                   record.standalone)
+    def from_stored(cls, stored: StoredAnswer) -> AnswerView:
+        return cls(stored.answer_id, stored.answer, stored.mood, list(stored.citations), stored.question,
+                   stored.standalone)
 
 
 def plain_message(text: str) -> Message:
@@ -230,7 +228,8 @@ def _buttons(view: AnswerView, expanded: bool) -> list[Block]:
               {"type": "button", "action_id": ACTION_SHOW_QUOTES, "value": view.answer_id,
                "text": {"type": "plain_text", "text": f"Show quotes ({len(view.citations)})"}})
     feedback = {"type": "feedback_buttons", "action_id": ACTION_FEEDBACK,
-                "positive_button": {"text": {"type": "plain_text", "text": "👍"}, "value": f"{HELPFUL}:{view.answer_id}",
+                "positive_button": {"text": {"type": "plain_text", "text": "👍"},
+                                    "value": f"{HELPFUL}:{view.answer_id}",
                                     "accessibility_label": "This answer was helpful"},
                 "negative_button": {"text": {"type": "plain_text", "text": "👎"},
                                     "value": f"{NOT_HELPFUL}:{view.answer_id}",

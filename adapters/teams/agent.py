@@ -1,9 +1,10 @@
-"""The Teams bot on the Microsoft 365 Agents SDK: Teams activities in, bot Turns through the handler, cards out.
+"""The Teams bot on the Microsoft 365 Agents SDK: Teams activities in, bot Turns through the `bot.port.ChatBot`
+protocol (the only door to the bot), cards out.
 
-`add_teams_routes(app, bot, settings)` mounts `POST /api/messages` on an aiohttp application (the `navibot teams`
-command, and later the combined server). With credentials, each request must carry a Bot Framework / Entra token
-that the SDK validates (no token or a bad one: 401, nothing runs); without, the bot runs in local anonymous mode for
-the Microsoft 365 Agents Playground and says so at start-up.
+`add_teams_routes(app, bot, settings)` mounts `POST /api/messages` on an aiohttp application (the server wires it;
+whoever builds the bot says at start-up whether its knowledge store is empty). With credentials, each request must
+carry a Bot Framework / Entra token that the SDK validates (no token or a bad one: 401, nothing runs); without, the
+bot runs in local anonymous mode for the Microsoft 365 Agents Playground and says so at start-up.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import uuid
 import warnings
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 from urllib.parse import urlsplit
 
 import aiohttp
@@ -26,6 +27,7 @@ from microsoft_agents.activity import (
     Activity,
     ActivityTypes,
     AdaptiveCardInvokeResponse,
+    ChannelAccount,
     ContentTypes,
     DeliveryModes,
     InvokeResponse,
@@ -58,12 +60,7 @@ from adapters.teams.service_hosts import host_of
 from adapters.teams.service_url_policy import ServiceUrlPolicy
 from adapters.teams.settings import TeamsSettings
 from adapters.teams.token_guard import authenticated
-from bot.chat.chat_commands import HELP
-from bot.chat.handler import FeedbackError
-from bot.port import Reply, ReplyKind, Turn
-from bot.wiring.open_stores import store_description
-from bot.wiring.runtime import Bot
-from rag.cite.rail import Citation
+from bot.port import Chat, ChatBot, FeedbackError, ReplyKind, Turn, Vote
 
 log = logging.getLogger(__name__)
 
@@ -98,7 +95,7 @@ def conversation_ids(activity: Activity) -> tuple[str, str]:
 
 
 def user_id(activity: Activity) -> str:
-    sender = activity.from_property
+    sender: ChannelAccount | None = activity.from_property  # typed as always set; a client may leave it out
     if sender is None:
         return "unknown"
     return str(sender.aad_object_id or sender.id or "unknown")
@@ -111,6 +108,12 @@ def team_id(activity: Activity) -> str:
     return str(team.get("id") or "") if isinstance(team, dict) else ""
 
 
+def chat_of(activity: Activity) -> Chat:
+    """The chat of an activity: the bot honours a card button's answer id only in the chat that got the answer."""
+    channel, thread = conversation_ids(activity)
+    return Chat(PLATFORM, _tenant(activity), channel, thread)
+
+
 def turn_from_activity(activity: Activity, text: str) -> Turn:
     channel, thread = conversation_ids(activity)
     # Teams message ids are timestamps, unique within a conversation only: scope them to it for redelivery checks.
@@ -120,18 +123,6 @@ def turn_from_activity(activity: Activity, text: str) -> Turn:
 
 
 __all__ = ["reply_activity", "reply_variants"]  # the renderers live in adapters/teams/messages.py
-
-
-def _citations(raw: list[Any]) -> list[Citation]:
-    """Citations of a stored answer (as `Citation.as_dict()` dicts) back as objects, for re-rendering a card."""
-    fields = set(Citation.__dataclass_fields__)
-    result = []
-    for item in raw:
-        if isinstance(item, Citation):
-            result.append(item)
-        elif isinstance(item, dict):
-            result.append(Citation(**{k: v for k, v in item.items() if k in fields}))
-    return result
 
 
 _REFUSING: contextvars.ContextVar[bool] = contextvars.ContextVar("navibot_teams_refusing", default=False)
@@ -224,9 +215,9 @@ class FeedbackOutcome:
 
 
 class TeamsBot:
-    """The AgentApplication and its adapter, wired to a Bot's turn handler."""
+    """The AgentApplication and its adapter, wired to a ChatBot."""
 
-    def __init__(self, bot: Bot, settings: TeamsSettings) -> None:
+    def __init__(self, bot: ChatBot, settings: TeamsSettings) -> None:
         self.bot = bot
         self.settings = settings
         self.connections = MsalConnectionManager(**settings.sdk_configuration())
@@ -291,7 +282,7 @@ class TeamsBot:
         the activity's host; our validator adds the host rules (adapters/teams/service_url_policy.py)."""
         url = activity.service_url
         claimed = claims.get_claim_value(AuthenticationConstants.SERVICE_URL_CLAIM)
-        if not self.adapter._validate_service_url(claims, activity):  # noqa: SLF001 - the SDK's check, not a copy
+        if not self.adapter._validate_service_url(claims, activity):  # the SDK's check (a private method), not a copy
             if url and (reason := self.service_urls.refusal(url)):
                 return reason
             return (f"serviceUrl host {host_of(url or '')!r} is not the one the token vouches for "
@@ -348,7 +339,7 @@ class TeamsBot:
             await send_smaller_if_refused(lambda outgoing: send_with_retry(context, outgoing),
                                           reply_variants(reply, asked=text))
         except Exception:
-            self.bot.observers.error("teams_send", PLATFORM)  # for the metrics; the apology and log follow
+            self.bot.report_error("teams_send", PLATFORM)  # for the metrics; the apology and log follow
             await self.bot.reply_not_posted(turn)  # the answer is not out: a redelivery of the activity gets it
             raise
         await self.bot.reply_posted(turn)  # answered for good: a redelivery is dropped from now on
@@ -360,7 +351,7 @@ class TeamsBot:
         me = activity.recipient.id if activity.recipient else None
         personal = bool(activity.conversation and activity.conversation.conversation_type == "personal")
         if personal and me and any(member.id == me for member in activity.members_added or []):
-            await context.send_activity(notice_message(HELP))
+            await context.send_activity(notice_message(self.bot.help_text()))
         else:
             log.debug("teams: members added in %s", activity.conversation.id if activity.conversation else "?")
 
@@ -372,22 +363,23 @@ class TeamsBot:
         answer_id = data.get("answer_id") if isinstance(data, dict) else None
         if helpful is None or not isinstance(answer_id, str) or not answer_id:
             return FeedbackOutcome(None, "That button did not say which answer it rates; nothing was saved.")
+        chat = chat_of(context.activity)
         try:
-            record = await asyncio.to_thread(self.bot.handler.record_feedback, answer_id,
-                                             user_id(context.activity), helpful,
-                                             chat=(PLATFORM, conversation_ids(context.activity)[0]))
+            await self.bot.record_feedback(Vote(answer_id, user_id(context.activity), helpful, chat))
         except FeedbackError as exc:
             return FeedbackOutcome(None, str(exc))
+        stored = await self.bot.stored_answer(answer_id, chat)  # the rating was just saved for it, in this chat
+        if stored is None:
+            return FeedbackOutcome(None, "Thanks, feedback saved.")
         # The button's data comes back from the client: only a known mood's name goes on the card everyone sees.
-        known = self.bot.moods.get(data.get("mood") if isinstance(data.get("mood"), str) else None)
-        mood = known.name if known else None
-        understood = record.standalone if record.standalone.strip() != record.question.strip() else None
+        mood = self.bot.known_mood(data.get("mood") if isinstance(data.get("mood"), str) else None)
+        understood = stored.standalone if stored.standalone.strip() != stored.question.strip() else None
         # An answer always has citations (the citation rail); a no-answer has none and was sent unlabelled.
-        citations = _citations(record.citations)
-        parts = AnswerParts(record.answer, citations, answer_id, mood, understood, feedback=helpful,
+        citations = list(stored.citations)
+        parts = AnswerParts(stored.answer, citations, answer_id, mood, understood, feedback=helpful,
                             labelled=bool(citations))
         card = answer_message(parts).attachments[0].content  # within Teams' size limit, like the message
-        return FeedbackOutcome(card, "Thanks, feedback saved.", parts)
+        return FeedbackOutcome(cast(dict[str, Any], card), "Thanks, feedback saved.", parts)
 
     async def _on_feedback_execute(self, context: TurnContext, _state: TurnState,
                                    data: Any) -> AdaptiveCardInvokeResponse:
@@ -443,22 +435,23 @@ TEAMS_BOT = web.AppKey("navibot_teams_bot", TeamsBot)
 
 
 def _counting_refusals(handler: Callable[[web.Request], Awaitable[web.StreamResponse]],
-                       bot: Bot) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:
+                       bot: ChatBot) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:
     """Malformed (400) and unauthenticated (401: the SDK's JWT check, the token guard, a serviceUrl the token does
     not vouch for) requests, counted for the metrics."""
 
     async def counted(request: web.Request) -> web.StreamResponse:
         response = await handler(request)
         if response.status in (400, 401):
-            bot.observers.error("bad_request", PLATFORM)
+            bot.report_error("bad_request", PLATFORM)
         return response
 
     return counted
 
 
-def add_teams_routes(app: web.Application, bot: Bot, settings: TeamsSettings,
+def add_teams_routes(app: web.Application, bot: ChatBot, settings: TeamsSettings,
                      path: str = MESSAGES_PATH) -> TeamsBot:
-    """Mounts the Teams endpoint on `app`; logs at start-up what an admin must know (anonymous mode, empty store)."""
+    """Mounts the Teams endpoint on `app`; logs at start-up what an admin must know of Teams (anonymous mode). An
+    empty knowledge store is the bot's to announce, by whoever builds it (bot/cli/serve_cli.py)."""
     settings.check_credentials()
     teams = TeamsBot(bot, settings)
     handler: Callable[[web.Request], Awaitable[web.StreamResponse]] = teams.handle_request
@@ -473,7 +466,6 @@ def add_teams_routes(app: web.Application, bot: Bot, settings: TeamsSettings,
             warnings.simplefilter("ignore")
             app["agent_configuration"] = teams.auth_configuration
         handler = authenticated(handler, _refuse)  # the SDK's JWT check; a token it cannot read is a 401
-    bot.warn_if_empty(store_description(bot.core.settings))
     app.router.add_post(path, _counting_refusals(handler, bot))
     app[TEAMS_BOT] = teams
 

@@ -21,7 +21,7 @@ import re
 from typing import Any
 
 from adapters.web_links import web_url
-from rag.cite.rail import Citation
+from bot.port import Citation
 
 CARD_CONTENT_TYPE = "application/vnd.microsoft.card.adaptive"
 CARD_VERSION = "1.5"

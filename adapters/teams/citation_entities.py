@@ -20,7 +20,7 @@ from microsoft_agents.activity.entity.ai_entity import (
 )
 
 from adapters.teams.cards import web_link
-from rag.cite.rail import Citation
+from bot.port import Citation
 
 MAX_CITATIONS = 10
 MAX_NAME_CHARS = 80
@@ -46,11 +46,11 @@ def shorten(text: str, limit: int) -> str:
 
 
 def _appearance(citation: Citation) -> ClientCitationAppearance:
-    fields = {"name": shorten(citation.title or citation.doc_id, MAX_NAME_CHARS),
-              "abstract": shorten(citation.quote, MAX_ABSTRACT_CHARS)}
+    name = shorten(citation.title or citation.doc_id, MAX_NAME_CHARS)
+    abstract = shorten(citation.quote, MAX_ABSTRACT_CHARS)
     if link := web_link(citation.url):
-        fields["url"] = link  # only set fields are sent: no `"url": null`
-    return ClientCitationAppearance(**fields)
+        return ClientCitationAppearance(name=name, abstract=abstract, url=link)
+    return ClientCitationAppearance(name=name, abstract=abstract)  # only set fields are sent: no `"url": null`
 
 
 def ai_entity(citations: list[Citation]) -> MessageEntity:

@@ -26,8 +26,7 @@ from adapters.teams.cards import (
     sources_card,
 )
 from adapters.teams.citation_entities import ai_entity
-from bot.port import Reply, ReplyKind
-from rag.cite.rail import Citation
+from bot.port import Citation, Reply, ReplyKind
 
 MAX_ACTIVITY_BYTES = 28_000  # the whole activity as the connector receives it (JSON, UTF-8 bytes)
 # What the SDK adds when it sends a reply (conversation, from, recipient, serviceUrl, channelId, replyToId, locale):

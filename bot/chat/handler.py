@@ -1,7 +1,7 @@
 """The turn handler: everything between a platform's event and its rendered reply, whatever the platform.
 
-Commands, history, moods, the answer engine, saving the turn, feedback. Adapters call `handle(turn)` and
-`record_feedback(...)`; they never touch retrieval or the stores.
+Commands, history, moods, the answer engine, saving the turn, feedback. Adapters reach it only through the
+`ChatBot` protocol of bot/port.py (bot.wiring.runtime.Bot delegates here); they never touch retrieval or the stores.
 
 A turn with an event id claims it first (a redelivery of an event being answered or answered is dropped); the
 claim is released when the turn fails, and completed by the adapter through `reply_posted` once the reply is
@@ -20,7 +20,7 @@ from collections.abc import Callable
 from bot.chat.chat_commands import HELP, parse_command
 from bot.conversations.store import AnswerRecord, ConversationStore, FeedbackRecord, HistoryTurn, UnknownAnswer
 from bot.observability.observers import Observers, TurnEvent, current_trace
-from bot.port import Reply, ReplyKind, Turn
+from bot.port import Chat, FeedbackError, Reply, ReplyKind, StoredAnswer, Turn
 from rag.answer.moods import MoodBook
 from rag.answer.rewrite import Exchange
 from rag.engine import Engine
@@ -37,10 +37,6 @@ KNOWLEDGE_DOWN = ("Sorry, my knowledge store (the documents I quote) could not b
 INTERNAL = "Sorry, something went wrong on my side. Please try again in a moment (trace id {trace})."
 FAILURE_REPLIES = {"store": STORE_DOWN, "disk_full": DISK_FULL, "knowledge_store": KNOWLEDGE_DOWN}
 MONGO_OUT_OF_DISK = 14031  # MongoDB's OutOfDiskSpace error code
-
-
-class FeedbackError(ValueError):
-    """Feedback that cannot be recorded (unknown answer id, bad reason); the message can be shown as is."""
 
 
 GroupsFor = Callable[[Turn], list[str] | None]  # the access groups a turn's channel may see; None: no limit
@@ -107,7 +103,7 @@ class TurnHandler:
                     error = "too_long"
         except Exception as exc:
             error = error_kind(exc)
-            log.exception("turn failed (trace %s, conversation %s): %s", trace, turn.conversation_key,
+            log.exception("turn failed (trace %s, conversation %s): %s", trace, turn.chat.key,
                           "the disk is full" if error == "disk_full" else error.replace("_", " "))
             reply = Reply(ReplyKind.ERROR, FAILURE_REPLIES.get(error, INTERNAL).format(trace=trace))
             if claimed:  # not answered: a redelivery or retry of this event must be answered
@@ -135,7 +131,7 @@ class TurnHandler:
         if command is not None:
             return self._command(turn, command.name, command.argument)
         mood = self.moods.resolve(mood_override or self.conversations.get_mood(turn.preference_key))
-        history = self.conversations.history(turn.conversation_key, self.history_turns)
+        history = self.conversations.history(turn.chat.key, self.history_turns)
         try:  # the engine reads only the knowledge store: a store error in here is the knowledge store's
             outcome = self.engine.answer(text, [Exchange(h.question, h.answer, h.standalone) for h in history], mood,
                                          groups=groups)
@@ -149,11 +145,11 @@ class TurnHandler:
         answer_id = uuid.uuid4().hex
         # Saved before the reply goes out: feedback on it and the next follow-up can rely on it.
         self.conversations.save_answer(AnswerRecord(
-            answer_id=answer_id, conversation_key=turn.conversation_key, platform=turn.platform, user=turn.user,
-            question=text, standalone=outcome.standalone, answer=outcome.text, kind=kind.value, mood=mood.name,
-            citations=outcome.citations, latency_ms=round(outcome.timings_ms.get("total", 0.0), 1)))
+            answer_id=answer_id, conversation_key=turn.chat.key, platform=turn.platform, channel=turn.channel,
+            user=turn.user, question=text, standalone=outcome.standalone, answer=outcome.text, kind=kind.value,
+            mood=mood.name, citations=outcome.citations, latency_ms=round(outcome.timings_ms.get("total", 0.0), 1)))
         if kind is ReplyKind.ANSWER:  # a no-answer is not context for the next question
-            self.conversations.append_turn(turn.conversation_key, HistoryTurn(
+            self.conversations.append_turn(turn.chat.key, HistoryTurn(
                 text, outcome.standalone, outcome.answer, [c.sub_id for c in outcome.citations]),
                 keep=self.history_turns)
         return Reply(kind, outcome.text, outcome.citations, mood.name, answer_id, outcome.standalone,
@@ -163,7 +159,7 @@ class TurnHandler:
         if name == "help":
             return Reply(ReplyKind.COMMAND, HELP)
         if name == "reset":
-            removed = self.conversations.clear_history(turn.conversation_key)
+            removed = self.conversations.clear_history(turn.chat.key)
             return Reply(ReplyKind.COMMAND, "Done: I forgot this conversation's history "
                                             f"({removed} earlier question{'s' if removed != 1 else ''}). "
                                             "The next question starts fresh.")
@@ -195,25 +191,33 @@ class TurnHandler:
         except Exception as exc:  # noqa: BLE001 - see reply_posted
             log.warning("%s event %s failed: %s", doing, turn.event_id, exc)
 
-    def answer_in_chat(self, answer_id: str, platform: str, channel: str) -> AnswerRecord | None:
-        """A stored answer, only when it was given in this chat. A button's answer id comes back from the client:
-        without this check a click could render another chat's answer, with quotes it may not see."""
+    def answer_in_chat(self, answer_id: str, chat: Chat) -> AnswerRecord | None:
+        """A stored answer, only when it was given in this chat (same platform and channel). A button's answer id
+        comes back from the client: without this check a click could render another chat's answer, with quotes it
+        may not see. An answer whose channel is unknown is given in no chat."""
         record = self.conversations.get_answer(answer_id)
+        if record is None or not record.channel:
+            return None
+        return record if (record.platform, record.channel) == (chat.platform, chat.channel) else None
+
+    def stored_answer(self, answer_id: str, chat: Chat) -> StoredAnswer | None:
+        """`answer_in_chat` as the adapters see it (bot.port.StoredAnswer)."""
+        record = self.answer_in_chat(answer_id, chat)
         if record is None:
             return None
-        where = record.conversation_key.split("|")
-        return record if len(where) >= 3 and where[0] == platform and where[2] == channel else None
+        return StoredAnswer(record.answer_id, record.question, record.standalone, record.answer, record.kind,
+                            record.mood, tuple(record.citations))
 
     def record_feedback(self, answer_id: str, user: str, helpful: bool, reason: str | None = None,
-                        chat: tuple[str, str] | None = None, click: bool = True) -> FeedbackRecord:
+                        chat: Chat | None = None, click: bool = True) -> FeedbackRecord:
         """One rating per user and answer; clicking again updates it. Raises FeedbackError with a clear message.
-        With `chat` (platform, channel) the answer must have been given in that chat. `click=False` when the call
-        only adds the reason to a rating already counted (Slack's reason form after a 👎): not a second click."""
+        With `chat` the answer must have been given in that chat. `click=False` when the call only adds the reason
+        to a rating already counted (Slack's reason form after a 👎): not a second click."""
         reason = (reason or "").strip() or None
         if reason and len(reason) > MAX_REASON_CHARS:
             raise FeedbackError(f"The reason is too long ({len(reason):,} characters; at most "
                                 f"{MAX_REASON_CHARS:,}).")
-        if chat is not None and self.answer_in_chat(answer_id, *chat) is None:
+        if chat is not None and self.answer_in_chat(answer_id, chat) is None:
             raise FeedbackError("I can't find that answer in this chat, so the rating was not saved "
                                 f"(answer id {answer_id!r}).")
         try:

@@ -10,8 +10,7 @@ import uuid
 from collections.abc import Callable
 from typing import TextIO
 
-from bot.chat.handler import FeedbackError
-from bot.port import Reply, ReplyKind, Turn
+from bot.port import FeedbackError, Reply, ReplyKind, Turn
 from bot.wiring.runtime import Bot
 
 WIDTH = 100

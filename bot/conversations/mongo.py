@@ -8,9 +8,9 @@ answer no one rated loses its question text after the retention (and on `reset`)
 
 An event is claimed with a lease ('claimed', owner, lease_until), completed ('done') when the reply is posted and
 released when the turn fails. A claim whose lease ran out is taken over, and so is one made on this host by a
-process that is gone (bot/conversations/event_owners.py: a restarted server answers a redelivery at once); the owner of a claim
-made on another host cannot be asked, so only its lease frees it. Events of older versions have no status: they
-were answered.
+process that is gone (bot/conversations/event_owners.py: a restarted server answers a redelivery at once); the
+owner of a claim made on another host cannot be asked, so only its lease frees it. Events of older versions have no
+status: they were answered.
 """
 
 from __future__ import annotations
@@ -33,7 +33,6 @@ from pymongo.errors import (
     PyMongoError,
 )
 
-from bot.chat.handler import FeedbackError
 from bot.conversations.event_owners import OwnerLocks
 from bot.conversations.store import (
     EVENT_LEASE_SECONDS,
@@ -43,9 +42,12 @@ from bot.conversations.store import (
     HistoryTurn,
     RetentionSchedule,
     UnknownAnswer,
+    channel_of_key,
 )
+from bot.port import FeedbackError
 from rag.cite.rail import Citation
-from rag.mongo.connection import MongoConfig, MongoConnection, MongoUnavailable
+from rag.mongo.config import MongoConfig, MongoUnavailable
+from rag.mongo.connection import MongoConnection
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -73,7 +75,8 @@ def _answer(row: dict[str, Any]) -> AnswerRecord:
                         user=row["user"], question=row["question"], standalone=row["standalone"],
                         answer=row["answer"], kind=row["kind"], mood=row["mood"],
                         citations=[Citation(**c) for c in row["citations"]], created=row["created"],
-                        latency_ms=row.get("latency_ms"))  # absent in answers saved by older versions
+                        latency_ms=row.get("latency_ms"),  # absent in answers saved by older versions
+                        channel=row.get("channel", ""))  # filled in at open (backfill_answer_channels)
 
 
 async def ensure_conversation_indexes(db: AsyncDatabase[dict[str, Any]], history_ttl_days: int,
@@ -83,7 +86,8 @@ async def ensure_conversation_indexes(db: AsyncDatabase[dict[str, Any]], history
     await db[EVENTS].create_index([("platform", 1), ("event_id", 1)], unique=True, name="events_unique")
     await db[FEEDBACK].create_index([("answer_id", 1), ("user", 1)], unique=True, name="feedback_unique")
     await db[FEEDBACK].create_index("created", name="feedback_by_time")
-    await db[FEEDBACK].create_index([("updated", 1), ("_id", 1)], name="feedback_by_update")  # `navibot feedback export --since`
+    # `navibot feedback export --since`
+    await db[FEEDBACK].create_index([("updated", 1), ("_id", 1)], name="feedback_by_update")
     await db[ANSWERS].create_index([("created", 1), ("_id", 1)], name="answers_by_time")  # `navibot stats`
     for collection, name, seconds in ((HISTORY, HISTORY_TTL, history_ttl_days * 86400),
                                       (EVENTS, EVENTS_TTL, event_ttl_hours * 3600)):
@@ -93,6 +97,25 @@ async def ensure_conversation_indexes(db: AsyncDatabase[dict[str, Any]], history
             if exc.code not in _OPTIONS_CONFLICT:
                 raise
             await db.command({"collMod": collection, "index": {"name": name, "expireAfterSeconds": seconds}})
+
+
+async def backfill_answer_channels(db: AsyncDatabase[dict[str, Any]]) -> int:
+    """Answers saved before `channel` was a field of their own get it from their conversation key (at open; one
+    pass over those answers only, a page at a time). Returns how many were filled in."""
+    filled = 0
+    missing: dict[str, Any] = {"channel": {"$exists": False}}
+    while rows := await db[ANSWERS].find(missing, {"conversation_key": 1}).limit(PAGE).to_list(None):
+        by_channel: dict[str, list[Any]] = {}
+        for row in rows:
+            by_channel.setdefault(channel_of_key(str(row.get("conversation_key") or "")), []).append(row["_id"])
+        for channel, ids in by_channel.items():  # a page's answers come from a few chats: one update per channel
+            done = await db[ANSWERS].update_many({"_id": {"$in": ids}, **missing}, {"$set": {"channel": channel}})
+            filled += int(done.modified_count)
+        if len(rows) < PAGE:
+            break
+    if filled:
+        log.info("conversation store: the channel of %d older answers filled in from their keys", filled)
+    return filled
 
 
 class AsyncMongoConversations:
@@ -192,7 +215,7 @@ class AsyncMongoConversations:
             "user": record.user, "question": record.question, "standalone": record.standalone,
             "answer": record.answer, "kind": record.kind, "mood": record.mood,
             "citations": [c.as_dict() for c in record.citations], "created": created,
-            "latency_ms": record.latency_ms})
+            "latency_ms": record.latency_ms, "channel": record.channel})
 
     async def get_answer(self, answer_id: str) -> AnswerRecord | None:
         row = await self.db[ANSWERS].find_one({"_id": answer_id})
@@ -259,6 +282,7 @@ class MongoConversationStore:
         self._purge_schedule = RetentionSchedule(self.purge, (PyMongoError,), clock)
         try:
             connection.run(ensure_conversation_indexes(connection.db, history_ttl_days, event_ttl_hours))
+            connection.run(backfill_answer_channels(connection.db))
         except PyMongoError as exc:  # at start-up, e.g. a user without the right to create indexes: one line
             connection.close()
             raise MongoUnavailable(f"MongoDB at {connection.host} failed: {exc}") from exc

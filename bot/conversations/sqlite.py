@@ -3,8 +3,8 @@
 WAL with synchronous=FULL: a committed write survives a crash or power cut, which is what "durable before the
 reply is returned" needs; each method commits before it returns.
 
-Event ids are claimed with a lease and an owner (bot/conversations/event_owners.py), completed when the reply is posted and
-released when the turn fails, so a question cut short by a crash is answered on redelivery, and only once.
+Event ids are claimed with a lease and an owner (bot/conversations/event_owners.py), completed when the reply is
+posted and released when the turn fails, so a question cut short by a crash is answered on redelivery, and only once.
 Retention: history turns and event ids older than the retention are deleted, and so is the question text of
 older answers no one rated; on open and then at most once an hour, on a write.
 """
@@ -30,6 +30,7 @@ from bot.conversations.store import (
     HistoryTurn,
     RetentionSchedule,
     UnknownAnswer,
+    channel_of_key,
 )
 from rag.cite.rail import Citation
 
@@ -72,7 +73,8 @@ CREATE TABLE IF NOT EXISTS answers (
     mood TEXT NOT NULL,
     citations TEXT NOT NULL,
     created TEXT NOT NULL,
-    latency_ms REAL
+    latency_ms REAL,
+    channel TEXT NOT NULL DEFAULT ''  -- where it was given (with platform); see AnswerRecord.channel
 );
 CREATE TABLE IF NOT EXISTS feedback (
     answer_id TEXT NOT NULL REFERENCES answers(answer_id),
@@ -92,14 +94,18 @@ CREATE INDEX IF NOT EXISTS history_by_time ON history(created);
 CREATE INDEX IF NOT EXISTS events_by_time ON events(created);
 """
 # Columns added since the first release: (table, column, definition). Rows of older files read the default:
-# an event id saved by an older version was answered when it was saved ('done').
+# an event id saved by an older version was answered when it was saved ('done'); an answer's channel is then
+# filled in from its conversation key (BACKFILLS).
 UPGRADES = (("answers", "latency_ms", "REAL"), ("events", "status", "TEXT NOT NULL DEFAULT 'done'"),
-            ("events", "owner", "TEXT"), ("events", "lease_until", "REAL"))
+            ("events", "owner", "TEXT"), ("events", "lease_until", "REAL"),
+            ("answers", "channel", "TEXT NOT NULL DEFAULT ''"))
+# Run once, in the transaction that adds the column: (table, column) -> the statement that fills it in.
+BACKFILLS = {("answers", "channel"): "UPDATE answers SET channel = channel_of_key(conversation_key)"}
 PAGE = 500  # rows read per query when iterating answers: the lock is never held for a whole export
 FEEDBACK_COLUMNS = ("f.answer_id, f.user, f.helpful, f.reason, a.question, a.standalone, a.answer, a.citations,"
                     " a.platform, f.created, f.updated")
 ANSWER_COLUMNS = ("answer_id, conversation_key, platform, user, question, standalone, answer, kind, mood, citations,"
-                  " created, latency_ms")
+                  " created, latency_ms, channel")
 
 
 def stamp(moment: datetime) -> str:
@@ -116,7 +122,8 @@ def now() -> str:
 def _answer(row: tuple[Any, ...]) -> AnswerRecord:
     return AnswerRecord(answer_id=row[0], conversation_key=row[1], platform=row[2], user=row[3], question=row[4],
                         standalone=row[5], answer=row[6], kind=row[7], mood=row[8],
-                        citations=[Citation(**c) for c in json.loads(row[9])], created=row[10], latency_ms=row[11])
+                        citations=[Citation(**c) for c in json.loads(row[9])], created=row[10], latency_ms=row[11],
+                        channel=row[12])
 
 
 def _rating(r: tuple[Any, ...]) -> FeedbackRecord:
@@ -147,10 +154,23 @@ class SQLiteConversationStore:
         self._purge_schedule.apply()
 
     def _upgrade(self) -> None:
-        """Files written by older versions lack columns added since: add them."""
+        """Files written by older versions lack columns added since: add them, and fill in those that can be worked
+        out from the row (BACKFILLS), each column with its backfill in one transaction: a crash in between leaves
+        the file as it was, to be upgraded at the next open."""
+        self._db.create_function("channel_of_key", 1, channel_of_key, deterministic=True)
         for table, column, definition in UPGRADES:
             if column not in {row[1] for row in self._db.execute(f"PRAGMA table_info({table})")}:
-                self._db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {definition}")
+                self._db.execute("BEGIN IMMEDIATE")
+                try:
+                    self._db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {definition}")
+                    if (backfill := BACKFILLS.get((table, column))) is not None:
+                        filled = self._db.execute(backfill).rowcount
+                        log.info("conversation store: %s.%s added and filled in for %d rows", table, column, filled)
+                    self._db.execute("COMMIT")
+                except BaseException:
+                    if self._db.in_transaction:
+                        self._db.execute("ROLLBACK")
+                    raise
 
     @contextmanager
     def _transaction(self) -> Iterator[None]:
@@ -260,11 +280,11 @@ class SQLiteConversationStore:
 
     def save_answer(self, record: AnswerRecord) -> None:
         self._write(
-            f"INSERT INTO answers({ANSWER_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            f"INSERT INTO answers({ANSWER_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (record.answer_id, record.conversation_key, record.platform, record.user, record.question,
              record.standalone, record.answer, record.kind, record.mood,
              json.dumps([c.as_dict() for c in record.citations], ensure_ascii=False), record.created or now(),
-             record.latency_ms))
+             record.latency_ms, record.channel))
 
     def get_answer(self, answer_id: str) -> AnswerRecord | None:
         with self._lock:

@@ -51,6 +51,14 @@ class RetentionSchedule:
             self.apply()
 
 
+def channel_of_key(conversation_key: str) -> str:
+    """The channel in a conversation key (bot.port.Chat.key: platform|workspace|channel|thread), or "" for a key
+    of another shape. Only the stores' migration of answers saved before `AnswerRecord.channel` existed reads a key
+    back; nothing else parses one."""
+    parts = conversation_key.split("|")
+    return parts[2] if len(parts) >= 4 else ""  # a thread id with a "|" in it still has its channel third
+
+
 class UnknownAnswer(LookupError):
     """Feedback for an answer id the store does not know (expired, mistyped, or from another installation)."""
 
@@ -77,6 +85,9 @@ class AnswerRecord:
     citations: list[Citation] = field(default_factory=list)
     created: str = ""
     latency_ms: float | None = None  # the engine's time for the turn (`navibot stats` reports its median)
+    # The chat's channel (with `platform`: where the answer was given; a button's answer id is honoured only
+    # there). Rows saved before it was a field of its own get it from their key when the store opens.
+    channel: str = ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,12 +11,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bot.chat.access import AccessMap
-from bot.chat.handler import TurnHandler
+from bot.chat.chat_commands import HELP, parse_command
+from bot.chat.handler import MAX_REASON_CHARS, TurnHandler, error_kind
 from bot.config.settings import Settings
 from bot.conversations.store import ConversationStore
 from bot.observability.observers import Observers
 from bot.observability.turn_log import TurnLog
-from bot.port import Reply, Turn
+from bot.port import Chat, Reply, StoredAnswer, Turn, Vote
 from bot.wiring.choose_models import check_store_embedder, make_answerer, make_embedder, make_reranker, make_rewriter
 from bot.wiring.open_stores import open_conversation_store, open_knowledge_store
 from rag.answer.moods import MoodBook
@@ -80,7 +81,8 @@ TURN_THREADS = 16  # answers worked out at once per process; more wait their tur
 
 @dataclass(slots=True)
 class Bot:
-    """The core plus the conversation layer: what `navibot ask/chat` and the chat adapters run on."""
+    """The core plus the conversation layer: what `navibot ask/chat` and the chat adapters run on. The adapters
+    see it only as a `bot.port.ChatBot` (the methods from `handle` to `known_mood`)."""
 
     core: Core
     engine: Engine
@@ -107,6 +109,33 @@ class Bot:
     async def reply_not_posted(self, turn: Turn) -> None:
         """Called by a chat adapter when the reply to `turn` could not be posted: a redelivery is answered."""
         await asyncio.to_thread(self.handler.reply_not_posted, turn)
+
+    @property
+    def max_reason_chars(self) -> int:
+        return MAX_REASON_CHARS
+
+    async def record_feedback(self, vote: Vote) -> None:
+        """A quick store call, on asyncio's pool (not the turn threads, which may all be waiting on models)."""
+        await asyncio.to_thread(self.handler.record_feedback, vote.answer_id, vote.user, vote.helpful, vote.reason,
+                                chat=vote.chat, click=vote.click)
+
+    async def stored_answer(self, answer_id: str, chat: Chat) -> StoredAnswer | None:
+        return await asyncio.to_thread(self.handler.stored_answer, answer_id, chat)
+
+    def report_error(self, kind: str | None, platform: str, exc: BaseException | None = None) -> None:
+        if kind is None:
+            kind = error_kind(exc) if exc is not None else "internal"
+        self.observers.error(kind, platform)
+
+    def help_text(self) -> str:
+        return HELP
+
+    def is_chat_command(self, text: str) -> bool:
+        return parse_command(text) is not None
+
+    def known_mood(self, name: str | None) -> str | None:
+        mood = self.moods.get(name)
+        return mood.name if mood is not None else None
 
     def warn_if_empty(self, where: str) -> None:
         """Said at start-up by the chat servers: with no knowledge, every question would get the no-answer."""

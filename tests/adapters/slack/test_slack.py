@@ -462,7 +462,7 @@ def test_show_quotes_of_many_long_citations_stays_within_slacks_total_text_limit
     harness.bot.conversations.save_answer(AnswerRecord(
         answer_id=answer_id, conversation_key=conversation_key(ch, "1700000011.000001"), platform="slack",
         user="U0ALICE", question=STUDENTS, standalone=STUDENTS, answer="Yes, if they work 20 hours a week [1][2].",
-        kind="answer", mood="concise", citations=cited))
+        kind="answer", mood="concise", citations=cited, channel=ch))
     message = Call("chat.postMessage", {"ts": "1700000011.000100", "thread_ts": "1700000011.000001"}, None)
     harness.click(message, ch, "U0BOB", ACTION_SHOW_QUOTES, answer_id)
     update = harness.run(harness.fake.wait_for("chat.update", 1, ch))[0]

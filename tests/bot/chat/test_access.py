@@ -210,7 +210,7 @@ def test_quotes_are_stored_only_with_answers_of_the_chat_that_may_see_them(staff
     bot, _ = staff_bot
     public = bot.handler.handle(slack_turn(SLACK_PUBLIC))
     record = bot.conversations.get_answer(public.answer_id or "")
-    assert record is not None and record.conversation_key.split("|")[2] == SLACK_PUBLIC
+    assert record is not None and record.channel == SLACK_PUBLIC
     assert SECRET_CODE not in json.dumps([c.as_dict() for c in record.citations]) + record.answer
 
 

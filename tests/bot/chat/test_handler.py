@@ -14,12 +14,12 @@ from pathlib import Path
 import pytest
 
 from bot.chat.chat_commands import HELP, Command, parse_command
-from bot.chat.handler import MAX_REASON_CHARS, FeedbackError, TurnHandler
+from bot.chat.handler import MAX_REASON_CHARS, TurnHandler
 from bot.cli.main import demo_kb_path
 from bot.config.settings import Settings
 from bot.conversations.sqlite import SQLiteConversationStore
 from bot.conversations.store import AnswerRecord, HistoryTurn, UnknownAnswer
-from bot.port import Reply, ReplyKind, Turn
+from bot.port import FeedbackError, Reply, ReplyKind, Turn
 from bot.wiring.runtime import Core, build_bot, build_engine
 from rag.answer.answerer import AnswerRequest
 from rag.answer.moods import MoodBook

@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 from pymongo.errors import AutoReconnect, ServerSelectionTimeoutError, WriteError
 
-from bot.chat.handler import FeedbackError, TurnHandler
+from bot.chat.handler import TurnHandler
 from bot.config.settings import Settings
 from bot.conversations.mongo import HistoryOptional, MongoConversationStore
 from bot.conversations.store import AnswerRecord, HistoryTurn, UnknownAnswer
-from bot.port import ReplyKind, Turn
+from bot.port import FeedbackError, ReplyKind, Turn
 from bot.wiring.runtime import Core, build_engine
 from rag.answer.moods import MoodBook
 from rag.cite.rail import Citation
