@@ -133,12 +133,13 @@ Measured {datetime.now(UTC):%Y-%m-%d %H:%M} UTC, Python {platform.python_version
 `python benchmarks/bench_providers.py`. {counts['turns']} turns ({args.conversations} two-turn conversations,
 one after the other, on the demo knowledge base) through the turn handler with `NAVIBOT_LLM=gemini`,
 `NAVIBOT_EMBEDDER=gemini`, `NAVIBOT_RERANK=cohere`; the real google-genai and cohere clients call local fake servers
-that reply after a fixed delay (generation {GENERATE_MS:.0f} ms, embedding {EMBED_MS:.0f} ms, rerank {RERANK_MS:.0f} ms). "Added by the bot" is
-the stage's time minus the fake's delay: prompt building, the SDKs' request and response handling, the local HTTP
-round trip, plus the local work of the stage (retrieval over the store, the citation rail). Rewrite is counted on
-follow-ups only (a first question needs no model call). Calls made: {counts['generate calls']} generations,
-{counts['embed calls']} query embeddings, {counts['rerank calls']} reranks; {counts['answers']} of
-{counts['turns']} turns answered, no fallback taken. A real provider's own latency comes on top of these figures.
+that reply after a fixed delay (generation {GENERATE_MS:.0f} ms, embedding {EMBED_MS:.0f} ms, rerank
+{RERANK_MS:.0f} ms). "Added by the bot" is the stage's time minus the fake's delay: prompt building, the SDKs'
+request and response handling, the local HTTP round trip, plus the local work of the stage (retrieval over the
+store, the citation rail). Rewrite is counted on follow-ups only (a first question needs no model call). Calls
+made: {counts['generate calls']} generations, {counts['embed calls']} query embeddings, {counts['rerank calls']}
+reranks; {counts['answers']} of {counts['turns']} turns answered, no fallback taken. A real provider's own latency
+comes on top of these figures.
 
 {chr(10).join(rows)}
 """
