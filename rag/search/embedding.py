@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -43,7 +43,8 @@ def _normalise(vectors: np.ndarray) -> np.ndarray:
     vectors = np.asarray(vectors, dtype=np.float32)
     norms = np.linalg.norm(vectors, axis=1, keepdims=True)
     norms[norms == 0] = 1.0
-    return vectors / norms
+    normalised: np.ndarray = vectors / norms
+    return normalised
 
 
 class WordLlamaEmbedder:
@@ -68,7 +69,7 @@ class WordLlamaEmbedder:
     def dim(self) -> int:
         return self._dim
 
-    def _load(self):  # type: ignore[no-untyped-def]
+    def _load(self) -> Any:  # wordllama's WordLlamaInference (untyped)
         with self._lock:
             if WordLlamaEmbedder._model is None:
                 try:
@@ -97,10 +98,11 @@ class WordLlamaEmbedder:
         if not texts:
             return np.zeros((0, self._dim), dtype=np.float32)
         model = self._load()
-        return _normalise(model.embed(texts, batch_size=64))
+        return _normalise(np.asarray(model.embed(texts, batch_size=64)))
 
     def embed_query(self, text: str) -> np.ndarray:
-        return self.embed_documents([text])[0]
+        vector: np.ndarray = self.embed_documents([text])[0]
+        return vector
 
     def embed_queries(self, texts: list[str]) -> np.ndarray:
         return self.embed_documents(texts)  # static embeddings: queries and documents are embedded alike

@@ -1,9 +1,13 @@
-"""The embedded knowledge store: one SQLite file with documents, chunks, sub-chunks, sentences, FTS5 indexes
-and vectors.
+"""The embedded knowledge store: one SQLite file with documents, chunks, sub-chunks, and the search indexes
+built from them at ingest (section postings for BM25, section vectors, one sentence block per section).
 
-Section vectors are float32 blobs in the chunks table, searched exactly with numpy from an in-memory matrix that
-is reloaded only when the file changed (our own writes, or another process's, seen via `data_version`). Sentence
-vectors stay on disk: they are read only for the few candidate sections of a question.
+Layout 2 (issue 21), per document: the postings of each term (which sections, how often in head and body), the
+section vectors as one float32 block, and per section its sentences' term ids and float16 vectors. Search reads
+a few rows per query term and per candidate section, and scores them with numpy; the statistics BM25 needs are
+stored, not counted at open. Section vectors are searched exactly with numpy from an in-memory matrix that is
+reloaded only when the file changed (our own writes, or another process's, seen via `data_version`).
+A store of layout 1 is rebuilt into layout 2 on first open (rag/search/store_migration.py): nothing is embedded
+again.
 """
 
 from __future__ import annotations
@@ -12,23 +16,28 @@ import json
 import sqlite3
 import threading
 from collections import Counter
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
 
 from rag.documents import Chunk, SourceDocument, SubChunk
-from rag.search.bm25 import bm25_scores_joined, query_stems, stemmed
-from rag.search.sentences import SentenceEvidence, chunk_sentences, rank_sentences
+from rag.search.bm25 import query_stems, stemmed
+from rag.search.section_index import Posting, Tokenizer, bm25_scores, top_rows
+from rag.search.sentence_blocks import SentenceBlock, bm25_block_scores, build_block
+from rag.search.sentences import Sentence, SentenceEvidence, chunk_sentences, rank_sentences
 from rag.search.store import ChunkVectors, EmbeddingMismatch, Filters, StoredDocument
 from rag.search.terms import question_terms
 
-SCHEMA_VERSION = 1  # bump when the tables change; an older file is refused with a clear message
+SCHEMA_VERSION = 2  # bump when the tables change; an older file is migrated (store_migration.py) or refused
+MIGRATES_FROM = (1,)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS documents (
-    doc_id TEXT PRIMARY KEY,
+    id INTEGER PRIMARY KEY,
+    doc_id TEXT NOT NULL UNIQUE,
     title TEXT NOT NULL,
     url TEXT,
     source_path TEXT,
@@ -46,8 +55,7 @@ CREATE TABLE IF NOT EXISTS chunks (
     ordinal INTEGER NOT NULL,
     heading_path TEXT NOT NULL,
     text TEXT NOT NULL,
-    page INTEGER,
-    embedding BLOB NOT NULL  -- of title + heading path + text
+    page INTEGER
 );
 CREATE INDEX IF NOT EXISTS chunks_doc ON chunks(doc_id);
 CREATE TABLE IF NOT EXISTS subchunks (
@@ -61,30 +69,58 @@ CREATE TABLE IF NOT EXISTS subchunks (
     page INTEGER
 );
 CREATE INDEX IF NOT EXISTS subchunks_chunk ON subchunks(chunk_id);
-CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
-    head, body, tokenize = 'porter unicode61 remove_diacritics 2'
+-- per document: its sections' row ids, chunk ids (newline-separated), token counts and vectors (float32)
+CREATE TABLE IF NOT EXISTS section_vectors (
+    doc INTEGER PRIMARY KEY REFERENCES documents(id) ON DELETE CASCADE,
+    rows BLOB NOT NULL,
+    chunk_ids TEXT NOT NULL,
+    lengths BLOB NOT NULL,
+    vectors BLOB NOT NULL
 );
-CREATE TABLE IF NOT EXISTS sentences (
-    id INTEGER PRIMARY KEY,
-    chunk_id TEXT NOT NULL REFERENCES chunks(chunk_id) ON DELETE CASCADE,
-    sub_id TEXT NOT NULL,
-    head_terms TEXT NOT NULL,  -- stemmed tokens of the paragraph's title and heading path, space-separated
-    body_terms TEXT NOT NULL,  -- stemmed tokens of the sentence
-    length INTEGER NOT NULL,   -- tokens in both, for BM25's length normalisation
-    embedding BLOB NOT NULL    -- of the heading path + the sentence
+-- per term and document: the sections holding the term, with its count in head (title + headings) and body
+CREATE TABLE IF NOT EXISTS section_postings (
+    term TEXT NOT NULL,
+    doc INTEGER NOT NULL,
+    rows BLOB NOT NULL,
+    head BLOB NOT NULL,
+    body BLOB NOT NULL,
+    PRIMARY KEY (term, doc)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS section_postings_doc ON section_postings(doc);
+-- the sentences' stems (Snowball), with their sentence frequency
+CREATE TABLE IF NOT EXISTS vocabulary (id INTEGER PRIMARY KEY, term TEXT NOT NULL UNIQUE, df INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS sentence_blocks (
+    chunk INTEGER PRIMARY KEY REFERENCES chunks(id) ON DELETE CASCADE,
+    subs TEXT NOT NULL,
+    owner BLOB NOT NULL,
+    tokens BLOB NOT NULL,
+    head_lens BLOB NOT NULL,
+    body_lens BLOB NOT NULL,
+    vectors BLOB NOT NULL
 );
-CREATE INDEX IF NOT EXISTS sentences_chunk ON sentences(chunk_id);
-CREATE TABLE IF NOT EXISTS sentence_df (term TEXT PRIMARY KEY, df INTEGER NOT NULL) WITHOUT ROWID;
 """
 
 # A word in the title or heading path says far more about what a section is about than one in its body
 # (doc2dial first turns: weight 8 beat 1, 2 and 4; see benchmarks/RESULTS.md).
 _SECTION_WEIGHTS = (8.0, 1.0)
+_STATS = ("sections", "section_tokens", "sentences", "sentence_tokens")
 
 
 def fts_query(text: str) -> str:
-    """An FTS5 OR-query of the question's topic words, each quoted so that no word is read as syntax."""
+    """The question's topic words as an FTS5 OR-query, each quoted: what the section BM25 scores (as FTS5 would)."""
     return " OR ".join(f'"{t}"' for t in question_terms(text)[:64])
+
+
+@dataclass(slots=True)
+class _Sections:
+    """Every section in row-id order, as loaded at open: what vector and lexical search need in memory."""
+
+    rows: np.ndarray  # int64 row ids, ascending
+    ids: list[str]
+    lengths: np.ndarray  # tokens per section (FTS5's tokenizer)
+    matrix: np.ndarray  # float32 vectors
+    doc_of: np.ndarray  # index into `docs` per section
+    docs: list[tuple[frozenset[str], frozenset[str]]]  # (tags, groups) of each document, lowercased
 
 
 class SQLiteKnowledgeStore:
@@ -99,25 +135,27 @@ class SQLiteKnowledgeStore:
                 raise RuntimeError(f"cannot create the folder of the knowledge store {path}: "
                                    f"{exc.strerror or exc}") from exc
         try:
+            version, has_tables = _layout(self.path) if str(path) != ":memory:" else (0, False)
+            if has_tables and version in MIGRATES_FROM:
+                from rag.search.store_migration import migrate
+
+                migrate(self.path, version)
+            elif has_tables and version != SCHEMA_VERSION:
+                raise RuntimeError(
+                    f"the knowledge store {path} has layout version {version}, this navibot needs "
+                    f"{SCHEMA_VERSION}: ingest the documents again into a new store file")
             self._db = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA foreign_keys=ON")
             self._db.execute("PRAGMA synchronous=NORMAL")
-            version = self._db.execute("PRAGMA user_version").fetchone()[0]
-            has_tables = self._db.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchone() is not None
-            if has_tables and version != SCHEMA_VERSION:
-                raise RuntimeError(
-                    f"the knowledge store {path} has layout version {version}, this navibot needs "
-                    f"{SCHEMA_VERSION}: ingest the documents again into a new store file")
             self._db.executescript(_SCHEMA)
             self._db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+            self._tokenizer = Tokenizer(self._db)
         except sqlite3.DatabaseError as exc:
             raise RuntimeError(f"cannot open the knowledge store {path}: {exc}") from exc
         self._lock = threading.RLock()
-        self._matrix: np.ndarray | None = None
-        self._sentence_stats: tuple[int, float] = (0, 0.0)  # sentence count and mean length in tokens
-        self._matrix_ids: list[str] = []
-        self._matrix_meta: list[tuple[frozenset[str], frozenset[str]]] = []
+        self._sections: _Sections | None = None
+        self._stats: dict[str, int] = {}
         self._mask_cache: dict[Filters, np.ndarray] = {}
         self._loaded_version: tuple[int, int] | None = None
         self._writes = 0
@@ -143,47 +181,52 @@ class SQLiteKnowledgeStore:
                     f"into a new store (or delete {self.path}) after changing the embedding model")
 
     def replace_document(self, doc: SourceDocument, chunks: list[Chunk], vectors: ChunkVectors) -> None:
+        now = datetime.now(UTC).isoformat(timespec="seconds")
+        self.write_document((doc.doc_id, doc.title, doc.url, doc.source_path, doc.content_hash, doc.updated,
+                             json.dumps(doc.tags), json.dumps(doc.groups), json.dumps(doc.metadata, default=str),
+                             now), chunks, vectors)
+
+    def write_document(self, row: tuple[object, ...], chunks: list[Chunk], vectors: ChunkVectors) -> None:
+        """Insert or replace a document from its `documents` row (doc_id, title, url, source_path, content_hash,
+        updated, tags, groups, metadata as JSON, ingested_at), in one transaction. Migration copies rows with it."""
         sentences = [sentence for chunk in chunks for sentence in chunk_sentences(chunk)]
         if len(chunks) != len(vectors.chunks) or len(sentences) != len(vectors.sentences):
             raise ValueError("one vector per chunk and one per sentence are required")
-        now = datetime.now(UTC).isoformat(timespec="seconds")
         chunk_vecs = np.asarray(vectors.chunks, dtype=np.float32)
         sentence_vecs = np.asarray(vectors.sentences, dtype=np.float32)
         with self._lock:
             self._db.execute("BEGIN IMMEDIATE")
             try:
-                self._delete(doc.doc_id)
-                self._db.execute(
+                stats = self._read_stats()
+                self._delete(str(row[0]), stats)
+                doc = self._db.execute(
                     "INSERT INTO documents(doc_id, title, url, source_path, content_hash, updated, tags, groups,"
-                    " metadata, ingested_at) VALUES (?,?,?,?,?,?,?,?,?,?)",
-                    (doc.doc_id, doc.title, doc.url, doc.source_path, doc.content_hash, doc.updated,
-                     json.dumps(doc.tags), json.dumps(doc.groups), json.dumps(doc.metadata, default=str), now),
-                )
-                for chunk, vec in zip(chunks, chunk_vecs, strict=True):
+                    " metadata, ingested_at) VALUES (?,?,?,?,?,?,?,?,?,?)", row).lastrowid
+                sections: list[tuple[int, str, str]] = []
+                for chunk in chunks:
                     cur = self._db.execute(
-                        "INSERT INTO chunks(chunk_id, doc_id, ordinal, heading_path, text, page, embedding)"
-                        " VALUES (?,?,?,?,?,?,?)",
+                        "INSERT INTO chunks(chunk_id, doc_id, ordinal, heading_path, text, page) VALUES (?,?,?,?,?,?)",
                         (chunk.chunk_id, chunk.doc_id, chunk.ordinal, json.dumps(chunk.heading_path), chunk.text,
-                         chunk.page, vec.tobytes()),
-                    )
-                    self._db.execute("INSERT INTO chunks_fts(rowid, head, body) VALUES (?,?,?)",
-                                     (cur.lastrowid, chunk.heading_text, chunk.text))
+                         chunk.page))
+                    assert cur.lastrowid is not None
+                    sections.append((cur.lastrowid, chunk.heading_text, chunk.text))
                     self._db.executemany(
                         "INSERT INTO subchunks(sub_id, chunk_id, ordinal, kind, text, heading_path, page)"
                         " VALUES (?,?,?,?,?,?,?)",
                         [(sub.sub_id, sub.chunk_id, sub.ordinal, sub.kind, sub.text, json.dumps(sub.heading_path),
                           sub.page) for sub in chunk.subchunks])
-                rows: list[tuple[str, str, str, str, int, bytes]] = []
-                df: Counter[str] = Counter()
-                for sentence, vec in zip(sentences, sentence_vecs, strict=True):
-                    head, body = stemmed(sentence.head), stemmed(sentence.text)
-                    df.update(set(head) | set(body))
-                    rows.append((sentence.chunk_id, sentence.sub_id, " ".join(head), " ".join(body),
-                                 len(head) + len(body), vec.tobytes()))
-                self._db.executemany("INSERT INTO sentences(chunk_id, sub_id, head_terms, body_terms, length,"
-                                     " embedding) VALUES (?,?,?,?,?,?)", rows)
-                self._db.executemany("INSERT INTO sentence_df(term, df) VALUES (?, ?)"
-                                     " ON CONFLICT(term) DO UPDATE SET df = df + excluded.df", df.items())
+                postings, lengths = self._tokenizer.sections(sections)
+                self._db.executemany("INSERT INTO section_postings(term, doc, rows, head, body) VALUES (?,?,?,?,?)",
+                                     [(term, doc, *p.encode()) for term, p in postings.items()])
+                rows = [r for r, _, _ in sections]
+                self._db.execute(
+                    "INSERT INTO section_vectors(doc, rows, chunk_ids, lengths, vectors) VALUES (?,?,?,?,?)",
+                    (doc, np.array(rows, dtype=np.int64).tobytes(), "\n".join(c.chunk_id for c in chunks),
+                     np.array([lengths[r] for r in rows], dtype=np.int64).tobytes(), chunk_vecs.tobytes()))
+                stats["sections"] += len(rows)
+                stats["section_tokens"] += sum(lengths.values())
+                self._write_sentences(chunks, rows, sentences, sentence_vecs, stats)
+                self._write_stats(stats)
                 self._db.execute("COMMIT")
             except BaseException:
                 if self._db.in_transaction:  # SQLITE_FULL already rolled it back: a ROLLBACK would hide the cause
@@ -191,35 +234,96 @@ class SQLiteKnowledgeStore:
                 raise
             self._writes += 1
 
-    def _delete(self, doc_id: str) -> None:
-        self._db.execute(
-            "DELETE FROM chunks_fts WHERE rowid IN (SELECT id FROM chunks WHERE doc_id=?)", (doc_id,))
-        gone: Counter[str] = Counter()
-        for head, body in self._db.execute(
-                "SELECT head_terms, body_terms FROM sentences WHERE chunk_id IN"
-                " (SELECT chunk_id FROM chunks WHERE doc_id=?)", (doc_id,)):
-            gone.update(set(head.split()) | set(body.split()))
+    def _write_sentences(self, chunks: list[Chunk], rows: list[int], sentences: list[Sentence], vectors: np.ndarray,
+                         stats: dict[str, int]) -> None:
+        stems = [(stemmed(s.head), stemmed(s.text)) for s in sentences]
+        df: Counter[str] = Counter()
+        for head, body in stems:
+            df.update(set(head) | set(body))
+        ids = self._term_ids(list(df))
+        self._db.executemany("UPDATE vocabulary SET df = df + ? WHERE id = ?", [(n, ids[t]) for t, n in df.items()])
+        by_chunk: dict[str, list[int]] = {}
+        for i, sentence in enumerate(sentences):
+            by_chunk.setdefault(sentence.chunk_id, []).append(i)
+        blocks = []
+        for chunk, row in zip(chunks, rows, strict=True):
+            picked = by_chunk.get(chunk.chunk_id, [])
+            if not picked:
+                continue
+            block = build_block([sentences[i].sub_id for i in picked], [[ids[t] for t in stems[i][0]] for i in picked],
+                                [[ids[t] for t in stems[i][1]] for i in picked], vectors[picked])
+            blocks.append((row, *block.encode()))
+        self._db.executemany("INSERT INTO sentence_blocks(chunk, subs, owner, tokens, head_lens, body_lens, vectors)"
+                             " VALUES (?,?,?,?,?,?,?)", blocks)
+        stats["sentences"] += len(sentences)
+        stats["sentence_tokens"] += sum(len(h) + len(b) for h, b in stems)
+
+    def _term_ids(self, terms: list[str]) -> dict[str, int]:
+        """Vocabulary ids of `terms`, adding the new ones (df 0); ids are never reused."""
+        self._db.executemany("INSERT OR IGNORE INTO vocabulary(term, df) VALUES (?, 0)", [(t,) for t in terms])
+        return self._lookup(terms)
+
+    def _lookup(self, terms: list[str]) -> dict[str, int]:
+        found: dict[str, int] = {}
+        for start in range(0, len(terms), 500):
+            part = terms[start:start + 500]
+            found.update(self._db.execute(
+                f"SELECT term, id FROM vocabulary WHERE term IN ({','.join('?' * len(part))})", part).fetchall())
+        return found
+
+    def _read_stats(self) -> dict[str, int]:
+        row = self._db.execute("SELECT value FROM meta WHERE key='stats'").fetchone()
+        stored = json.loads(row[0]) if row else {}
+        return {key: int(stored.get(key, 0)) for key in _STATS}
+
+    def _write_stats(self, stats: dict[str, int]) -> None:
+        self._db.execute("INSERT INTO meta(key, value) VALUES('stats', ?)"
+                         " ON CONFLICT(key) DO UPDATE SET value = excluded.value", (json.dumps(stats),))
+
+    def _delete(self, doc_id: str, stats: dict[str, int]) -> None:
+        found = self._db.execute("SELECT id FROM documents WHERE doc_id=?", (doc_id,)).fetchone()
+        if found is None:
+            return
+        doc = found[0]
+        lengths = self._db.execute("SELECT lengths FROM section_vectors WHERE doc=?", (doc,)).fetchone()
+        if lengths is not None:
+            counts = np.frombuffer(lengths[0], dtype=np.int64)
+            stats["sections"] -= len(counts)
+            stats["section_tokens"] -= int(counts.sum())
+        gone: Counter[int] = Counter()
+        for block in self._db.execute(
+                "SELECT subs, owner, tokens, head_lens, body_lens, vectors FROM sentence_blocks WHERE chunk IN"
+                " (SELECT id FROM chunks WHERE doc_id=?)", (doc_id,)):
+            sentences = SentenceBlock.decode(*block)
+            stats["sentences"] -= len(sentences.owner)
+            stats["sentence_tokens"] -= int(sentences.lengths.sum())
+            start = 0
+            for length in sentences.lengths:
+                gone.update(set(sentences.tokens[start:start + int(length)].tolist()))
+                start += int(length)
         if gone:
-            self._db.executemany("UPDATE sentence_df SET df = df - ? WHERE term = ?",
-                                 [(n, term) for term, n in gone.items()])
-            self._db.execute("DELETE FROM sentence_df WHERE df <= 0")
-        self._db.execute(
-            "DELETE FROM sentences WHERE chunk_id IN (SELECT chunk_id FROM chunks WHERE doc_id=?)", (doc_id,))
+            self._db.executemany("UPDATE vocabulary SET df = df - ? WHERE id = ?", [(n, t) for t, n in gone.items()])
+        self._db.execute("DELETE FROM sentence_blocks WHERE chunk IN (SELECT id FROM chunks WHERE doc_id=?)",
+                         (doc_id,))
+        self._db.execute("DELETE FROM section_postings WHERE doc=?", (doc,))
+        self._db.execute("DELETE FROM section_vectors WHERE doc=?", (doc,))
         self._db.execute(
             "DELETE FROM subchunks WHERE chunk_id IN (SELECT chunk_id FROM chunks WHERE doc_id=?)", (doc_id,))
         self._db.execute("DELETE FROM chunks WHERE doc_id=?", (doc_id,))
-        self._db.execute("DELETE FROM documents WHERE doc_id=?", (doc_id,))
+        self._db.execute("DELETE FROM documents WHERE id=?", (doc,))
 
     def delete_documents(self, doc_ids: list[str]) -> int:
         with self._lock:
             self._db.execute("BEGIN IMMEDIATE")
             try:
                 removed = 0
+                stats = self._read_stats()
                 for doc_id in doc_ids:
                     exists = self._db.execute("SELECT 1 FROM documents WHERE doc_id=?", (doc_id,)).fetchone()
                     if exists:
-                        self._delete(doc_id)
+                        self._delete(doc_id, stats)
                         removed += 1
+                self._write_stats(stats)
                 self._db.execute("COMMIT")
             except BaseException:
                 if self._db.in_transaction:  # SQLITE_FULL already rolled it back: a ROLLBACK would hide the cause
@@ -251,47 +355,58 @@ class SQLiteKnowledgeStore:
                 "subchunks": self._db.execute("SELECT COUNT(*) FROM subchunks").fetchone()[0],
             }
 
-    def _refresh_matrix(self) -> None:
+    def _refresh(self) -> _Sections:
+        """The in-memory sections, reloaded when the file changed: one row per document, its tags and groups
+        parsed once (not once per chunk), and the statistics read from `meta` (not counted)."""
         version = (self._db.execute("PRAGMA data_version").fetchone()[0], self._writes)
-        if self._matrix is not None and version == self._loaded_version:
-            return
+        if self._sections is not None and version == self._loaded_version:
+            return self._sections
         rows = self._db.execute(
-            "SELECT c.chunk_id, c.embedding, d.tags, d.groups FROM chunks c JOIN documents d ON d.doc_id = c.doc_id"
-            " ORDER BY c.id").fetchall()
-        self._matrix_ids = [r[0] for r in rows]
-        self._matrix_meta = [(frozenset(t.lower() for t in json.loads(r[2])),
-                              frozenset(g.lower() for g in json.loads(r[3]))) for r in rows]
-        self._matrix = (np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), -1)
-                        if rows else np.zeros((0, 0), dtype=np.float32))
-        n, avg_len = self._db.execute("SELECT COUNT(*), COALESCE(AVG(length), 0) FROM sentences").fetchone()
-        self._sentence_stats = (n, float(avg_len))
+            "SELECT v.rows, v.chunk_ids, v.lengths, v.vectors, d.tags, d.groups FROM section_vectors v"
+            " JOIN documents d ON d.id = v.doc").fetchall()
+        docs = [(frozenset(t.lower() for t in json.loads(tags)), frozenset(g.lower() for g in json.loads(groups)))
+                for *_, tags, groups in rows]
+        row_ids = [np.frombuffer(r[0], dtype=np.int64) for r in rows]
+        all_rows = np.concatenate(row_ids) if rows else np.zeros(0, dtype=np.int64)
+        order = np.argsort(all_rows, kind="stable")  # row-id order: the order chunks were written
+        ids = [cid for r in rows for cid in r[1].split("\n")]
+        vectors = [np.frombuffer(r[3], dtype=np.float32) for r in rows]
+        dim = max((len(v) // len(r) for v, r in zip(vectors, row_ids, strict=True) if len(r)), default=0)
+        matrix = (np.concatenate(vectors).reshape(len(all_rows), dim)[order] if len(all_rows)
+                  else np.zeros((0, 0), dtype=np.float32))
+        self._sections = _Sections(
+            rows=all_rows[order], ids=[ids[i] for i in order],
+            lengths=(np.concatenate([np.frombuffer(r[2], dtype=np.int64) for r in rows])[order] if rows
+                     else np.zeros(0, dtype=np.int64)),
+            matrix=matrix,
+            doc_of=np.repeat(np.arange(len(rows)), [len(r) for r in row_ids])[order],
+            docs=docs)
+        self._row_of = {cid: int(row) for cid, row in zip(self._sections.ids, self._sections.rows, strict=True)}
+        self._stats = self._read_stats()
         self._mask_cache.clear()
         self._loaded_version = version
+        return self._sections
 
     def _mask(self, filters: Filters) -> np.ndarray | None:
+        """Which sections the filters allow, or None when they allow all: every chat question carries its chat's
+        groups, and while no document is restricted those allow everything, at no cost."""
         if not filters.tags and not filters.groups:
             return None
         mask = self._mask_cache.get(filters)
         if mask is None:
-            mask = np.array([(not filters.tags or bool(filters.tags & tags)) and
-                             (not filters.groups or bool(filters.groups & groups))
-                             for tags, groups in self._matrix_meta], dtype=bool)
+            sections = self._refresh()
+            allowed = np.array([(not filters.tags or bool(filters.tags & tags)) and
+                                (not filters.groups or bool(filters.groups & groups))
+                                for tags, groups in sections.docs], dtype=bool)
+            mask = allowed[sections.doc_of] if len(allowed) else np.zeros(0, dtype=bool)
             self._mask_cache[filters] = mask
-        return mask
-
-    def _narrows(self, filters: Filters) -> bool:
-        """Whether the filters exclude any stored chunk. Every chat question carries the groups of its chat, and
-        while no document is restricted those allow everything: searching unfiltered then is 4x faster (the
-        lexical search need not over-fetch and check each row). Called under the lock."""
-        self._refresh_matrix()
-        mask = self._mask(filters)
-        return mask is not None and not bool(mask.all())
+        return None if bool(mask.all()) else mask
 
     def vector_search(self, vector: np.ndarray, limit: int, filters: Filters) -> list[tuple[str, float]]:
         with self._lock:
-            self._refresh_matrix()
-            matrix = self._matrix
-            if matrix is None or len(matrix) == 0:
+            sections = self._refresh()
+            matrix = sections.matrix
+            if len(matrix) == 0:
                 return []
             self._check_dims(matrix.shape[1], len(vector))
             scores = matrix @ np.asarray(vector, dtype=np.float32)
@@ -301,7 +416,7 @@ class SQLiteKnowledgeStore:
             n = min(limit, len(scores))
             top = np.argpartition(-scores, n - 1)[:n]
             top = top[np.argsort(-scores[top], kind="stable")]
-            return [(self._matrix_ids[i], float(scores[i])) for i in top if np.isfinite(scores[i])]
+            return [(sections.ids[i], float(scores[i])) for i in top if np.isfinite(scores[i])]
 
     @staticmethod
     def _check_dims(stored: int, query: int) -> None:
@@ -311,24 +426,29 @@ class SQLiteKnowledgeStore:
                 "re-ingest with the configured embedding model")
 
     def lexical_search(self, query: str, limit: int, filters: Filters) -> list[tuple[str, float]]:
-        match = fts_query(query)
-        if not match:
+        """Sections by FTS5's BM25 over title + headings (weight 8) and body (1), from the stored postings: the
+        scores FTS5 gave for the same OR-query, every matching section considered (filters applied exactly)."""
+        words = question_terms(query)[:64]
+        if not words:
             return []
-        # Rank inside the FTS index first and join only the rows kept: joining every match before sorting
-        # cost 2-3x more on a 10,000-chunk store (benchmarks/RESULTS.md).
-        sql = ("WITH top AS (SELECT rowid AS id, bm25(chunks_fts, ?, ?) AS r FROM chunks_fts"
-               " WHERE chunks_fts MATCH ? ORDER BY r LIMIT ?)"
-               " SELECT c.chunk_id, -top.r, d.tags, d.groups FROM top JOIN chunks c ON c.id = top.id"
-               " JOIN documents d ON d.doc_id = c.doc_id ORDER BY top.r")
         with self._lock:
-            filtered = self._narrows(filters)
-            try:
-                rows = self._db.execute(sql, (*_SECTION_WEIGHTS, match, limit * 8 if filtered else limit)).fetchall()
-            except sqlite3.OperationalError:
-                return []  # a query FTS5 cannot parse is treated as "no lexical match", never a crash
-        out = [(cid, float(score)) for cid, score, tags, groups in rows
-               if not filtered or filters.allows(json.loads(tags), json.loads(groups))]
-        return out[:limit]
+            sections = self._refresh()
+            phrases = [t for t in (self._tokenizer.word(w) for w in words) if t and " " not in t]
+            if not phrases or not len(sections.rows):
+                return []
+            distinct = list(dict.fromkeys(phrases))
+            postings: dict[str, list[Posting]] = {t: [] for t in distinct}
+            for term, rows, head, body in self._db.execute(
+                    "SELECT term, rows, head, body FROM section_postings"
+                    f" WHERE term IN ({','.join('?' * len(distinct))}) ORDER BY term, doc", distinct):
+                postings[term].append(Posting(np.frombuffer(rows, dtype=np.int64), np.frombuffer(head, dtype=np.uint16),
+                                              np.frombuffer(body, dtype=np.uint16)))
+            scores, matched = bm25_scores([postings[t] for t in phrases], self._stats["sections"],
+                                          self._stats["section_tokens"], sections.rows, sections.lengths,
+                                          _SECTION_WEIGHTS)
+            mask = self._mask(filters)
+            top = top_rows(scores, matched if mask is None else matched & mask, limit)
+            return [(sections.ids[i], float(scores[i])) for i in top]
 
     def sentence_rankings(self, query: str, vector: np.ndarray | None,
                           chunk_ids: list[str]) -> tuple[list[str], list[str]]:
@@ -339,24 +459,29 @@ class SQLiteKnowledgeStore:
         if not chunk_ids:
             return SentenceEvidence([], [], [], [], {})
         terms = query_stems(query)
-        marks = ",".join("?" * len(chunk_ids))
         with self._lock:
-            self._refresh_matrix()
-            n_docs, avg_len = self._sentence_stats
-            rows = self._db.execute(
-                f"SELECT chunk_id, sub_id, head_terms, body_terms, embedding FROM sentences"
-                f" WHERE chunk_id IN ({marks}) ORDER BY id", chunk_ids).fetchall()
-            df = dict(self._db.execute(
-                f"SELECT term, df FROM sentence_df WHERE term IN ({','.join('?' * len(terms))})", terms).fetchall()
-            ) if terms else {}
+            self._refresh()
+            wanted = sorted({self._row_of[c] for c in chunk_ids if c in self._row_of})
+            blocks = self._db.execute(
+                "SELECT b.chunk, c.chunk_id, b.subs, b.owner, b.tokens, b.head_lens, b.body_lens, b.vectors"
+                " FROM sentence_blocks b JOIN chunks c ON c.id = b.chunk"
+                f" WHERE b.chunk IN ({','.join('?' * len(wanted))}) ORDER BY b.chunk", wanted
+            ).fetchall() if wanted else []
+            ids = self._lookup(terms) if terms else {}
+            df = dict(self._db.execute(f"SELECT id, df FROM vocabulary WHERE id IN ({','.join('?' * len(ids))})",
+                                       list(ids.values())).fetchall()) if ids else {}
+            n_docs, tokens = self._stats["sentences"], self._stats["sentence_tokens"]
+        decoded = [SentenceBlock.decode(*row[2:]) for row in blocks]
+        rows = [(row[1], block.subs[i]) for row, block in zip(blocks, decoded, strict=True) for i in block.owner]
         if not rows:
             return SentenceEvidence([], [], [], [], {})
-        scores = bm25_scores_joined(terms, [(h, b) for _, _, h, b, _ in rows], df, n_docs, avg_len)
+        avg_len = tokens / n_docs if n_docs else 0.0
+        scores = bm25_block_scores([ids[t] for t in terms if t in ids], decoded, df, n_docs, avg_len)
         matrix = None
         if vector is not None:
-            matrix = np.frombuffer(b"".join(r[4] for r in rows), dtype=np.float32).reshape(len(rows), -1)
+            matrix = np.concatenate([b.vectors for b in decoded]).astype(np.float32)
             self._check_dims(matrix.shape[1], len(vector))
-        return rank_sentences([(r[0], r[1]) for r in rows], scores, matrix, vector)
+        return rank_sentences(rows, scores, matrix, vector)
 
     def get_chunks(self, chunk_ids: list[str]) -> list[Chunk]:
         if not chunk_ids:
@@ -382,6 +507,24 @@ class SQLiteKnowledgeStore:
         }
         return [chunks[c] for c in chunk_ids if c in chunks]
 
+    def sentence_df(self) -> dict[str, int]:
+        """Stem -> number of stored sentences holding it (for checks and tests)."""
+        with self._lock:
+            return dict(self._db.execute("SELECT term, df FROM vocabulary WHERE df > 0").fetchall())
+
     def close(self) -> None:
         with self._lock:
             self._db.close()
+
+
+def _layout(path: Path) -> tuple[int, bool]:
+    """The file's layout version and whether it has any table (a new file has none)."""
+    if not path.exists():
+        return 0, False
+    db = sqlite3.connect(str(path))
+    try:
+        version = db.execute("PRAGMA user_version").fetchone()[0]
+        has_tables = db.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchone() is not None
+    finally:
+        db.close()
+    return int(version), has_tables

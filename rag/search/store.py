@@ -57,9 +57,7 @@ class Filters:
     def allows(self, tags: list[str], groups: list[str]) -> bool:
         if self.tags and not self.tags.intersection(t.lower() for t in tags):
             return False
-        if self.groups and not self.groups.intersection(g.lower() for g in groups):
-            return False
-        return True
+        return not (self.groups and not self.groups.intersection(g.lower() for g in groups))
 
 
 class EmbeddingMismatch(RuntimeError):

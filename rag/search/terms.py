@@ -35,8 +35,8 @@ def question_terms(question: str) -> list[str]:
     words = tokens(question)
     for drop in (STOPWORDS | QUESTION_FILLER, STOPWORDS):
         kept: list[str] = []
-        for word in words:
-            word = word.split("'")[0]
+        for token in words:
+            word = token.split("'")[0]
             if word and word not in drop and (len(word) > 1 or word.isdigit()) and word not in kept:
                 kept.append(word)
         if kept:

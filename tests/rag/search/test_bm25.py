@@ -91,8 +91,8 @@ def test_scores_over_joined_stems_equal_the_scores_over_token_lists() -> None:
     rng = random.Random(7)
     vocab = [f"w{i}" for i in range(25)] + ["a", "aa", "aaa"]  # stems that are substrings of one another
     for _ in range(200):
-        fields = [(" ".join(rng.choices(vocab, k=rng.randint(0, 6))), " ".join(rng.choices(vocab, k=rng.randint(0, 30))))
-                  for _ in range(30)]
+        fields = [(" ".join(rng.choices(vocab, k=rng.randint(0, 6))),
+                   " ".join(rng.choices(vocab, k=rng.randint(0, 30)))) for _ in range(30)]
         terms = rng.sample(vocab, 6)
         df = {t: rng.randint(0, 40) for t in vocab}
         expected = bm25_scores(terms, [(h.split(), b.split()) for h, b in fields], df, 100, 15.0)

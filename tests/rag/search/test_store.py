@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rag.documents import Block, SourceDocument
+from rag.documents import Block, Chunk, SourceDocument
 from rag.ingest.chunking import Chunker
 from rag.search.embedding import WordLlamaEmbedder
 from rag.search.sentences import chunk_sentences
@@ -21,7 +21,7 @@ def _doc(doc_id: str, text: str, tags: list[str] | None = None, groups: list[str
                           tags=tags or [], groups=groups or ["all"])
 
 
-def _vectors(chunks: list, embedder: WordLlamaEmbedder) -> ChunkVectors:
+def _vectors(chunks: list[Chunk], embedder: WordLlamaEmbedder) -> ChunkVectors:
     sentences = [s.index_text for c in chunks for s in chunk_sentences(c)]
     return ChunkVectors(embedder.embed_documents([c.index_text for c in chunks]), embedder.embed_documents(sentences))
 
@@ -122,13 +122,13 @@ def test_sentence_statistics_follow_replacements(tmp_path: Path, embedder: WordL
     store = SQLiteKnowledgeStore(tmp_path / "k.sqlite3")
     _store_doc(store, _doc("a", "Heating help. Heating bills."), embedder)
     _store_doc(store, _doc("b", "Heating again."), embedder)
-    df = dict(store._db.execute("SELECT term, df FROM sentence_df").fetchall())
+    df = store.sentence_df()
     assert df["heat"] == 3 and df["bill"] == 1
     _store_doc(store, _doc("a", "Cooling only."), embedder)  # replacing a takes its sentences out of the counts
-    df = dict(store._db.execute("SELECT term, df FROM sentence_df").fetchall())
+    df = store.sentence_df()
     assert df["heat"] == 1 and "bill" not in df and df["cool"] == 1
     store.delete_documents(["a", "b"])
-    assert store._db.execute("SELECT COUNT(*) FROM sentence_df").fetchone()[0] == 0
+    assert store.sentence_df() == {}
 
 
 @pytest.mark.parametrize("question", ['"', "AND OR NOT", "NEAR(", "a*b:c^", "()", "   ", "é ü ß"])

@@ -1,0 +1,126 @@
+"""BM25 over sections from stored postings: the scores SQLite FTS5's bm25() gives, without scoring every match.
+
+FTS5 computes BM25 for every row an OR-query matches; a common word ("household") matches most sections of a
+large store, so a search scored tens of thousands of rows one by one in C (77% of search time at 100k chunks).
+Here each term's postings (section rows, head and body frequencies, section length) are stored per document at
+ingest and scored with numpy, as bm25s does. Tokens come from FTS5's own tokenizer (porter, unicode61,
+remove_diacritics 2) run on a temporary table, and the formula is FTS5's, so the scores are the same; the
+statistics (rows, tokens) are kept in the store instead of counted at open.
+"""
+
+from __future__ import annotations
+
+import math
+import sqlite3
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+TOKENIZER = "porter unicode61 remove_diacritics 2"
+K1, B = 1.2, 0.75  # FTS5's bm25() constants
+
+
+@dataclass(frozen=True, slots=True)
+class Posting:
+    """One term's occurrences in one document's sections: parallel arrays, one entry per section."""
+
+    rows: np.ndarray  # int64 section (chunk) row ids
+    head: np.ndarray  # uint16 occurrences in the title and heading path
+    body: np.ndarray  # uint16 occurrences in the text
+
+    def encode(self) -> tuple[bytes, bytes, bytes]:
+        return (self.rows.astype(np.int64).tobytes(), self.head.astype(np.uint16).tobytes(),
+                self.body.astype(np.uint16).tobytes())
+
+
+class Tokenizer:
+    """FTS5's tokenizer on a temporary table of the connection: the same stems as a MATCH query would use."""
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self._db = db
+        db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.navibot_tok USING fts5(head, body,"
+                   f" tokenize='{TOKENIZER}')")
+        db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.navibot_tok_v USING fts5vocab(temp, navibot_tok, instance)")
+        self._words: dict[str, str | None] = {}
+
+    def sections(self, rows: Sequence[tuple[int, str, str]]) -> tuple[dict[str, Posting], dict[int, int]]:
+        """(row id, head, body) of one document's sections -> postings by term, and each row's token count."""
+        self._db.executemany("INSERT INTO temp.navibot_tok(rowid, head, body) VALUES (?,?,?)", rows)
+        try:
+            counts = self._db.execute(
+                "SELECT term, doc, col, COUNT(*) FROM temp.navibot_tok_v GROUP BY term, doc, col").fetchall()
+        finally:
+            self._db.execute("DELETE FROM temp.navibot_tok")
+        lengths: dict[int, int] = {row: 0 for row, _, _ in rows}
+        by_term: dict[str, dict[int, list[int]]] = defaultdict(dict)
+        for term, row, col, n in counts:
+            freqs = by_term[term].setdefault(row, [0, 0])
+            freqs[0 if col == "head" else 1] += n
+            lengths[row] += n
+        postings = {}
+        for term, by_row in by_term.items():
+            ordered = sorted(by_row)
+            postings[term] = Posting(np.array(ordered, dtype=np.int64),
+                                     np.array([by_row[r][0] for r in ordered], dtype=np.uint16),
+                                     np.array([by_row[r][1] for r in ordered], dtype=np.uint16))
+        return postings, lengths
+
+    def word(self, word: str) -> str | None:
+        """The indexed form of one query word (None when the tokenizer keeps nothing of it); cached."""
+        if word not in self._words:
+            self._db.execute("INSERT INTO temp.navibot_tok(rowid, head, body) VALUES (1, ?, '')", (word,))
+            try:
+                found = self._db.execute("SELECT term FROM temp.navibot_tok_v ORDER BY offset").fetchall()
+            finally:
+                self._db.execute("DELETE FROM temp.navibot_tok")
+            if len(self._words) > 50_000:
+                self._words.clear()
+            self._words[word] = " ".join(t for (t,) in found) or None
+        return self._words[word]
+
+
+def bm25_scores(phrases: Sequence[Sequence[Posting]], n_rows: int, n_tokens: int, row_ids: np.ndarray,
+                lengths: np.ndarray, weights: tuple[float, float]) -> tuple[np.ndarray, np.ndarray]:
+    """FTS5's bm25() for an OR-query of single-term phrases, over all sections at once.
+
+    `phrases`: each phrase's postings (all documents); `row_ids`: every section's row id, ascending; `lengths`:
+    their token counts. Returns (score of each section, whether it matched any phrase). A phrase listed twice
+    counts twice, as in FTS5. Same arithmetic, term by term, as fts5_aux.c (float64)."""
+    scores = np.zeros(len(row_ids), dtype=np.float64)
+    matched = np.zeros(len(row_ids), dtype=bool)
+    if n_rows == 0 or not len(row_ids):
+        return scores, matched
+    avgdl = float(n_tokens) / float(n_rows)
+    for postings in phrases:
+        if not postings:
+            continue
+        rows = np.concatenate([p.rows for p in postings])
+        where = np.searchsorted(row_ids, rows)
+        where = np.minimum(where, len(row_ids) - 1)
+        known = row_ids[where] == rows  # postings of a section being replaced right now are skipped
+        where = where[known]
+        hits = len(rows)
+        idf = math.log((n_rows - hits + 0.5) / (hits + 0.5))
+        if idf <= 0.0:
+            idf = 1e-6
+        freq = (weights[0] * np.concatenate([p.head for p in postings]).astype(np.float64)
+                + weights[1] * np.concatenate([p.body for p in postings]).astype(np.float64))[known]
+        length = lengths[where].astype(np.float64)
+        scores[where] += idf * ((freq * (K1 + 1.0)) / (freq + K1 * (1 - B + B * length / avgdl)))
+        matched[where] = True
+    return scores, matched
+
+
+def top_rows(scores: np.ndarray, allowed: np.ndarray, limit: int) -> np.ndarray:
+    """Positions of the `limit` best allowed sections, best first; ties by position (row id order)."""
+    candidates = np.flatnonzero(allowed)
+    if not len(candidates) or limit <= 0:
+        return candidates[:0]
+    if len(candidates) > limit:
+        values = scores[candidates]
+        cut = np.partition(-values, limit - 1)[limit - 1]
+        candidates = candidates[-values <= cut]  # every tie at the cut, so the tie order below is stable
+    order = np.lexsort((candidates, -scores[candidates]))
+    return candidates[order][:limit]

@@ -1,0 +1,90 @@
+"""Rebuilds a knowledge store of an older layout into the current one, on first open.
+
+Everything the new layout needs is in the old file (texts, chunk and sentence vectors), so nothing is embedded
+again: each document is read from the old file and written with the current store's own write path into a new
+file next to it, which then replaces the old one. A crash or an error midway leaves the old file untouched (the
+half-built copy is removed on the next try); the two layouts are never mixed in one file.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sqlite3
+import sys
+from pathlib import Path
+
+import numpy as np
+from tqdm import tqdm
+
+from rag.documents import Chunk, SubChunk
+from rag.search.store import ChunkVectors
+
+log = logging.getLogger(__name__)
+
+
+def migrate(path: Path, version: int) -> None:
+    """Rebuild the layout-`version` store at `path` in the current layout (RuntimeError with a clear message if
+    it cannot be read)."""
+    from rag.search.sqlite_store import SCHEMA_VERSION, SQLiteKnowledgeStore
+
+    if version != 1:
+        raise RuntimeError(f"the knowledge store {path} has layout version {version}, which this navibot cannot "
+                           "migrate: ingest the documents again into a new store file")
+    target = path.with_name(path.name + ".migrating")
+    for stale in (target, Path(f"{target}-wal"), Path(f"{target}-shm")):
+        stale.unlink(missing_ok=True)
+    old = sqlite3.connect(str(path))
+    try:
+        docs = old.execute("SELECT doc_id, title, url, source_path, content_hash, updated, tags, groups, metadata,"
+                           " ingested_at FROM documents ORDER BY rowid").fetchall()
+        message = (f"the knowledge store {path} has layout {version}; rebuilding it in layout {SCHEMA_VERSION} "
+                   f"({len(docs)} documents; smaller and faster to search; nothing is embedded again)")
+        log.warning(message)
+        print(f"navibot: {message}", file=sys.stderr, flush=True)
+        new = SQLiteKnowledgeStore(target)
+        try:
+            embedder = old.execute("SELECT value FROM meta WHERE key='embedder'").fetchone()
+            if embedder is not None:
+                stored = json.loads(embedder[0])
+                new.check_embedder(stored["name"], int(stored["dim"]))
+            for row in tqdm(docs, desc="migrating store", unit="doc", disable=not sys.stderr.isatty(), leave=False):
+                chunks, vectors = _read_document(old, row)
+                new.write_document(row, chunks, vectors)
+        finally:
+            new.close()
+    except Exception as exc:  # a file it cannot read, or a document it cannot rebuild: the old file stays
+        for partial in (target, Path(f"{target}-wal"), Path(f"{target}-shm")):
+            partial.unlink(missing_ok=True)
+        raise RuntimeError(f"cannot migrate the knowledge store {path} ({exc}): ingest the documents again into a "
+                           "new store file") from exc
+    finally:
+        old.close()
+    for leftover in (Path(f"{path}-wal"), Path(f"{path}-shm")):
+        leftover.unlink(missing_ok=True)  # the old file's: checkpointed when its last connection closed
+    os.replace(target, path)
+    log.warning("the knowledge store %s now has layout %s", path, SCHEMA_VERSION)
+
+
+def _read_document(old: sqlite3.Connection, doc: tuple[object, ...]) -> tuple[list[Chunk], ChunkVectors]:
+    """One layout-1 document's chunks (with sub-chunks) and its chunk and sentence vectors, in written order."""
+    doc_id, title, url, _, content_hash, updated, tags, groups = doc[:8]
+    rows = old.execute("SELECT chunk_id, ordinal, heading_path, text, page, embedding FROM chunks WHERE doc_id=?"
+                       " ORDER BY id", (doc_id,)).fetchall()
+    subs: dict[str, list[SubChunk]] = {}
+    for sub_id, chunk_id, ordinal, kind, text, heading, page in old.execute(
+            "SELECT sub_id, chunk_id, ordinal, kind, text, heading_path, page FROM subchunks WHERE chunk_id IN"
+            " (SELECT chunk_id FROM chunks WHERE doc_id=?) ORDER BY id", (doc_id,)):
+        subs.setdefault(chunk_id, []).append(SubChunk(sub_id, chunk_id, ordinal, kind, text, json.loads(heading), page))
+    chunks = [Chunk(chunk_id=r[0], doc_id=str(doc_id), ordinal=r[1], heading_path=json.loads(r[2]), text=r[3],
+                    page=r[4], title=str(title), url=url if url is None else str(url),
+                    updated=updated if updated is None else str(updated), content_hash=str(content_hash),
+                    tags=json.loads(str(tags)), groups=json.loads(str(groups)), subchunks=subs.get(r[0], []))
+              for r in rows]
+    sentences = old.execute("SELECT embedding FROM sentences WHERE chunk_id IN (SELECT chunk_id FROM chunks"
+                            " WHERE doc_id=?) ORDER BY id", (doc_id,)).fetchall()
+    dim = len(rows[0][5]) // 4 if rows else 0
+    return chunks, ChunkVectors(
+        np.frombuffer(b"".join(r[5] for r in rows), dtype=np.float32).reshape(len(rows), dim),
+        np.frombuffer(b"".join(r[0] for r in sentences), dtype=np.float32).reshape(len(sentences), dim))
