@@ -17,6 +17,7 @@ from pydantic import ValidationError
 
 from bot.chat.access import AccessError, check_groups
 from bot.cli.admin_cli import add_admin_parsers
+from bot.cli.check_cli import add_check_parser
 from bot.cli.crawl_cli import add_crawl_parser
 from bot.cli.db_cli import add_db_parser
 from bot.cli.reindex_cli import add_reindex_parser
@@ -276,6 +277,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_crawl_parser(sub)
     add_db_parser(sub)
     add_reindex_parser(sub)
+    add_check_parser(sub)
     add_slack_parser(sub)
     add_teams_parser(sub)
     add_serve_parser(sub)
