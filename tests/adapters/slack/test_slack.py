@@ -208,7 +208,7 @@ def test_a_signed_mention_gets_one_threaded_answer_with_quotes_button_and_feedba
     assert record is not None and record.conversation_key == conversation_key(ch, ts) and record.user == "U0ALICE"
 
 
-def test_events_are_acknowledged_at_once_and_progress_shows_within_a_second(harness: Harness) -> None:
+def test_events_are_acknowledged_at_once_and_progress_shows_at_once(harness: Harness) -> None:
     ch = channel()
     ts = "1700000001.000100"
     start = time.monotonic()
@@ -216,8 +216,8 @@ def test_events_are_acknowledged_at_once_and_progress_shows_within_a_second(harn
                                         "ts": ts, "channel": ch, "event_ts": ts})
     assert status == 200 and elapsed < ACK_WITHIN
     reaction = harness.run(harness.fake.wait_for("reactions.add", 1, ch))[0]
-    assert reaction.at - start < 1.0
-    harness.run(harness.fake.wait_for("chat.postMessage", 1, ch))
+    [answer] = harness.run(harness.fake.wait_for("chat.postMessage", 1, ch))
+    assert reaction.at - start < ACK_WITHIN and reaction.at <= answer.at  # :eyes: shows while the answer is made
 
 
 def test_many_slow_answers_at_once_leave_button_clicks_and_the_reason_form_fast(
