@@ -625,6 +625,23 @@ def test_anonymous_mode_and_empty_store_are_announced(tmp_path: Path, caplog: py
     assert "LOCAL ANONYMOUS MODE" in messages  # the empty store is said by `navibot serve` (bot/cli/serve_cli.py)
 
 
+def test_navibot_teams_says_at_start_up_that_the_store_is_empty(monkeypatch: pytest.MonkeyPatch,
+                                                                 caplog: pytest.LogCaptureFixture) -> None:
+    """The warning is the command's (bot/cli/serve_cli.py), for every platform: the adapters only see a ChatBot."""
+    import bot.server.app as server_app
+
+    async def listen(app: object, host: str, port: int) -> None:  # the server's run, without waiting for SIGTERM
+        pass
+
+    monkeypatch.setattr(server_app, "run", listen)
+    for name in [n for n in os.environ if n.startswith(("SLACK_", "NAVIBOT_TEAMS_"))]:
+        monkeypatch.delenv(name)
+    with caplog.at_level(logging.WARNING):
+        assert main(["teams", "--port", "3999"]) == 0  # NAVIBOT_DATA_DIR is this test's own: an empty store
+    [warning] = [r.getMessage() for r in caplog.records if "knowledge store is empty" in r.getMessage()]
+    assert "navibot ingest" in warning
+
+
 def test_a_blank_client_id_is_anonymous_mode_not_authenticated_with_no_credentials() -> None:
     """NAVIBOT_TEAMS_CLIENT_ID=' ' counts as not set everywhere (it passed the all-or-none check as unset, then ran
     'authenticated' with an empty app id: every request refused, and no anonymous-mode warning)."""
