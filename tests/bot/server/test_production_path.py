@@ -1,8 +1,9 @@
-"""The production configuration in one process: NAVIBOT_STORE=mongodb (the MongoDB code on the async mongomock
-facade, MongoConnection.open patched as in tests/bot/cli/test_mongo_cli.py), NAVIBOT_LLM=gemini and NAVIBOT_RERANK=cohere
+"""The production configuration in one process: NAVIBOT_STORE=mongodb (the MongoDB code on the async mongomock facade,
+MongoConnection.open patched as in tests/bot/cli/test_mongo_cli.py), NAVIBOT_LLM=gemini and NAVIBOT_RERANK=cohere
 (the real SDK clients against the local fakes of tests/fakes/fake_models.py), the bot built by `build_bot` from the
-environment as `navibot slack` and `navibot teams` build it, `navibot db init` run and the demo knowledge base
-ingested into MongoDB; then the Slack app (HTTP mode, signed requests) and the Teams app (anonymous mode) on it.
+environment as `navibot serve` (and its aliases `navibot slack`, `navibot teams`) builds it, `navibot db init` run
+and the demo knowledge base ingested into MongoDB; then the Slack app (HTTP mode, signed requests) and the Teams app
+(anonymous mode) on it.
 
 The embedder is the bundled WordLlama model, as by default; one test builds the same bot with NAVIBOT_EMBEDDER=gemini
 (the vector index sized for Gemini's vectors, the knowledge base embedded through the fake)."""
