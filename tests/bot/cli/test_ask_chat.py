@@ -66,7 +66,7 @@ def test_ask_json_prints_the_reply(demo_store: Path, capsys: pytest.CaptureFixtu
     assert main(["ask", *STUDENTS.split(), "--json", "--store", str(demo_store)]) == 0
     reply = json.loads(capsys.readouterr().out)
     assert reply["kind"] == "answer" and reply["mood"] == "concise"
-    assert reply["text"].endswith("[1]") and reply["standalone_question"] == STUDENTS
+    assert reply["text"].endswith(("[1]", "[2]")) and reply["standalone_question"] == STUDENTS
     assert len(reply["answer_id"]) == 32
     citation = reply["citations"][0]
     assert {"number", "title", "heading_path", "url", "quote", "doc_id", "sub_id"} <= set(citation)

@@ -60,7 +60,7 @@ def test_students_question_is_answered_briefly_with_a_verbatim_quote(demo: Core,
     assert outcome.kind == "answer"
     assert outcome.standalone == STUDENTS
     assert 5 <= len(answer_words(outcome.text)) <= 70
-    assert re.search(r"\[1\]$", outcome.text)
+    assert re.search(r"\[[12]\]$", outcome.text)  # the retrieval's first paragraph may be quoted second
     assert outcome.citations and outcome.citations[0].number == 1
     for citation in outcome.citations:
         assert citation.doc_id == STUDENTS_DOC
