@@ -111,6 +111,7 @@ class FakeOpenAI(FakeServer):
         self.reply: Callable[[dict[str, Any]], str] | None = None
         self.rewrite_reply: Callable[[dict[str, Any]], str] | None = None
         self.ignores_schema = False
+        self.embed_body: dict[str, Any] | None = None  # replaces the embeddings reply (a broken server)
         self.refused_keys: set[str] = set()
         self.bearer_tokens = {"entra-token-1"}  # Azure: Entra access tokens accepted
 
@@ -118,6 +119,7 @@ class FakeOpenAI(FakeServer):
         super().reset()
         self.reply = self.rewrite_reply = None
         self.ignores_schema = False
+        self.embed_body = None
         self.refused_keys = set()
 
     def routes(self) -> list[web.RouteDef]:
@@ -191,6 +193,8 @@ class FakeOpenAI(FakeServer):
         failure = failure or self.unauthorised(request) or self.malformed(embed_problem(body, self.flavour))
         if failure is not None:
             return failure
+        if self.embed_body is not None:
+            return web.json_response(self.embed_body)
         dim = OLLAMA_DIM if self.flavour == "ollama" else int(body.get("dimensions", 1536))
         data = [{"object": "embedding", "index": i, "embedding": hashed_vector(t, dim)}
                 for i, t in enumerate(body["input"])]

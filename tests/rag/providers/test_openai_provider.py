@@ -353,3 +353,16 @@ def test_embeddings_in_batches_with_dimensions_and_their_size_checked(openai_a: 
     wrong = OpenAIEmbedder(compatible(ollama, keys=(), models=local), "nomic-embed-text", 256, send_dimensions=False)
     with pytest.raises(EmbeddingUnavailable, match="expected 1 vectors of 256 dims"):
         wrong.embed_query("snap")
+
+
+@pytest.mark.parametrize("body", [{"data": [{"index": 0, "embedding": "AAAA"}]}, {"object": "list"},
+                                  {"data": [{"index": 0, "embedding": [0.1, 0.2]}, {"index": 1, "embedding": [0.3]}]}])
+def test_a_broken_embeddings_reply_moves_on_and_never_reaches_the_store(openai_a: FakeOpenAI, openai_b: FakeOpenAI,
+                                                                        body: dict[str, Any]) -> None:
+    openai_a.embed_body = body
+    embedder = OpenAIEmbedder(compatible(openai_a, openai_b), "text-embedding-3-small", 64)
+    assert embedder.embed_documents(["a", "b"]).shape == (2, 64)  # from the second server
+    assert len(openai_a.calls) == 1 and len(openai_b.calls) == 1
+    openai_b.embed_body = body
+    with pytest.raises(EmbeddingUnavailable, match="unusable reply"):
+        embedder.embed_documents(["a", "b"])
