@@ -10,12 +10,13 @@ import csv
 import json
 import math
 import statistics
+from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, date, datetime
-from typing import Any, TextIO
+from typing import Any, Protocol, TextIO
 
-from bot.conversations.store import AnswerRecord, ConversationStore, FeedbackRecord
+from bot.conversations.store import ConversationStore, FeedbackRecord
 from bot.errors import UserError
 
 EXPORT_FIELDS = ("time", "platform", "rating", "reason", "question", "answer", "citations")
@@ -81,27 +82,45 @@ def compute_stats(store: ConversationStore, since: datetime | None = None) -> St
     return stats_of(store.answers(since), store.ratings(since), since)
 
 
-def stats_of(answers: Iterable[AnswerRecord], ratings: Iterable[FeedbackRecord],
-             since: datetime | None = None) -> Stats:
+class Asked(Protocol):
+    """What the figures read of an answer: an AnswerRecord, or the admin page's lighter copy of one."""
+
+    @property
+    def answer_id(self) -> str: ...
+
+    @property
+    def created(self) -> str: ...
+
+    @property
+    def kind(self) -> str: ...
+
+    @property
+    def latency_ms(self) -> float | None: ...
+
+
+def stats_of(answers: Iterable[Asked], ratings: Iterable[FeedbackRecord], since: datetime | None = None) -> Stats:
     """The figures of these answers and of those of the ratings that rate one of them (the admin page's overview
     computes each platform's and channel's figures with this, so they add up as `navibot stats` counts)."""
     stats = Stats(since=since.date().isoformat() if since else None)
-    days: dict[str, Day] = {}
+    per_day: Counter[tuple[str, bool]] = Counter()  # (day, answered) -> questions: one count per record, no objects
     latencies: list[float] = []
     ids: set[str] = set()
     for record in answers:
         ids.add(record.answer_id)
-        day = days.setdefault(record.created[:10], Day(record.created[:10]))
-        day.questions += 1
-        stats.questions += 1
-        if record.kind == "answer":
-            day.answered += 1
-            stats.answered += 1
-        else:
-            day.not_answered += 1
-            stats.not_answered += 1
+        per_day[(record.created[:10], record.kind == "answer")] += 1
         if record.latency_ms is not None:
             latencies.append(record.latency_ms)
+    days: dict[str, Day] = {}
+    for (when, answered), count in per_day.items():
+        day = days.setdefault(when, Day(when))
+        day.questions += count
+        if answered:
+            day.answered += count
+        else:
+            day.not_answered += count
+    stats.questions = sum(d.questions for d in days.values())
+    stats.answered = sum(d.answered for d in days.values())
+    stats.not_answered = stats.questions - stats.answered
     # Ratings of the questions in the window (a rating is always given after its answer, so `since` narrows it).
     rated: set[str] = set()
     for rating in ratings:

@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
-from bot.conversations.store import ConversationStore
 from bot.server.admin.period import Period
+from bot.server.admin.snapshot import Snapshot
 from rag.crawl.state import CrawlState, CrawlStateError, state_path_for
 from rag.search.store import KnowledgeStore, StoredDocument
 
@@ -65,12 +65,11 @@ def _crawl_record(store_path: Path) -> tuple[dict[str, tuple[str, str]], list[tu
         state.close()
 
 
-def documents_view(conversations: ConversationStore, knowledge: KnowledgeStore, store_path: Path, period: Period,
+def documents_view(snapshot: Snapshot, knowledge: KnowledgeStore, store_path: Path, period: Period,
                    stale_days: int, today: date | None = None) -> DocumentsView:
     cited: Counter[str] = Counter()
-    for record in conversations.answers(period.since):
-        if period.includes(record.created):
-            cited.update({c.doc_id for c in record.citations})  # once per answer, however many quotes
+    for fact in snapshot.answers(period):
+        cited.update(fact.doc_ids)  # once per answer, however many quotes
     documents: list[StoredDocument] = knowledge.documents()
     seen, failed, note = _crawl_record(store_path)
     limit = (today or datetime.now(UTC).date()) - timedelta(days=stale_days)

@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections import Counter, deque
 from dataclasses import dataclass, field
 
-from bot.conversations.store import ConversationStore, FeedbackRecord
-from bot.server.admin.overview import channel_name
+from bot.conversations.store import FeedbackRecord
 from bot.server.admin.period import Period
+from bot.server.admin.snapshot import Snapshot
 
 PAGE_SIZE = 25
 
@@ -23,18 +23,15 @@ class FeedbackPage:
     channels: list[str] = field(default_factory=list)  # the channels with ratings in the period, for the filter
 
 
-def feedback_page(store: ConversationStore, period: Period, channel: str | None, page: int) -> FeedbackPage:
-    """Ratings are read from the store a page at a time (store.ratings); only the 👎 of the asked page are kept."""
-    channels: dict[str, str] = {}  # answer id -> channel, of the answers of the period
-    for record in store.answers(period.since):
-        if period.includes(record.created):
-            channels[record.answer_id] = channel_name(record.platform, record.conversation_key)
+def feedback_page(snapshot: Snapshot, period: Period, channel: str | None, page: int) -> FeedbackPage:
+    """The ratings of the period's answers; only the 👎 of the asked page are kept."""
+    channels = {f.answer_id: f.channel for f in snapshot.answers(period)}  # of the answers of the period
     down_total = 0
     up: Counter[tuple[str, str]] = Counter()
     seen_channels: set[str] = set()
     start, stop = (page - 1) * PAGE_SIZE, page * PAGE_SIZE
     newest: deque[FeedbackRecord] = deque(maxlen=stop)  # only what the asked page needs: the newest `stop`
-    for rating in store.ratings(period.since):
+    for rating in snapshot.ratings(period):
         where = channels.get(rating.answer_id)
         if where is None:
             continue

@@ -24,7 +24,11 @@ from bot.server.admin.period import Period
 from rag.search.embedding import Embedder
 from rag.search.store import Filters, KnowledgeStore
 
-SIMILARITY = 0.35  # cosine to a topic's centre; word-vector paraphrases score 0.4-0.95, unrelated questions < 0.2
+# Cosine to a topic's centre. WordLlama scores rewordings of one question 0.4-0.95 and unrelated questions < 0.2;
+# questions that share most words but ask about another program ("apply for SNAP" / "apply for WIC") ~0.4-0.6.
+# At 0.35 those merged into a few huge topics; at 0.75 rewordings split. 0.5 keeps the seeded rewordings together
+# (tests/bot/server/admin) and a program's questions apart from another's in most cases.
+SIMILARITY = 0.5
 EXAMPLES = 5
 CLOSEST_DOCUMENTS = 3
 EMBED_BATCH = 1000

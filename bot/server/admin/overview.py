@@ -1,18 +1,21 @@
 """The Overview: `navibot stats` for a period, and the same figures by platform and by channel.
 
-One pass over the answers of the period (read a page at a time by the store) and one over its ratings; each
-group's figures come from `bot.cli.admin_report.stats_of`, the function behind `navibot stats`, so the totals are
-the command's figures for the same `--since`."""
+The figures are computed by bot/server/admin/figures.py over the snapshot's columns (bot/server/admin/snapshot.py:
+read a page at a time from the store once, then only what is new), by the rules of `navibot stats`
+(bot.cli.admin_report.stats_of), so the totals are the command's figures for the same `--since`."""
 
 from __future__ import annotations
 
-from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-from bot.cli.admin_report import Stats, stats_of
-from bot.conversations.store import AnswerRecord, ConversationStore, FeedbackRecord
+import numpy as np
+
+from bot.cli.admin_report import Stats
+from bot.conversations.store import AnswerRecord
+from bot.server.admin.figures import Ratings, stats_for
 from bot.server.admin.period import Period
+from bot.server.admin.snapshot import Snapshot
 
 TOP_CHANNELS = 20  # the channels table shows the busiest ones
 
@@ -47,7 +50,7 @@ class Overview:
     channel_count: int = 0
 
     def chart_data(self) -> dict[str, Any]:
-        """What admin.js draws: per day, the questions (answered / not answered) and the helpful rate."""
+        """What admin.js draws: per day, the questions (answered / not answered); by platform, the two rates."""
         return {"days": [d.day for d in self.total.days],
                 "answered": [d.answered for d in self.total.days],
                 "not_answered": [d.not_answered for d in self.total.days],
@@ -56,24 +59,20 @@ class Overview:
                 "platform_helpful_rate": [g.stats.as_dict()["helpful_rate"] for g in self.platforms]}
 
 
-def compute_overview(store: ConversationStore, period: Period) -> Overview:
-    answers: list[AnswerRecord] = [r for r in store.answers(period.since) if period.includes(r.created)]
-    ratings: list[FeedbackRecord] = list(store.ratings(period.since))
-    total = stats_of(answers, ratings, period.since)
-    by_platform: dict[str, list[AnswerRecord]] = defaultdict(list)
-    by_channel: dict[str, list[AnswerRecord]] = defaultdict(list)
-    for record in answers:
-        by_platform[record.platform].append(record)
-        by_channel[channel_of(record)].append(record)
-    ratings_by_answer: dict[str, list[FeedbackRecord]] = defaultdict(list)
-    for rating in ratings:
-        ratings_by_answer[rating.answer_id].append(rating)
+def compute_overview(snapshot: Snapshot, period: Period) -> Overview:
+    table = snapshot.table()
+    ratings = Ratings.of(table, list(snapshot.ratings(period)))
+    start, end = table.window(period.since, period.until)
+    total = stats_for(table, np.arange(start, end), ratings, period.since)
 
-    def group(name: str, records: list[AnswerRecord]) -> Group:
-        rated = [r for record in records for r in ratings_by_answer.get(record.answer_id, ())]
-        rated.sort(key=lambda r: r.updated)
-        return Group(name, stats_of(records, rated, period.since))
+    def group(codes: np.ndarray, code: int, name: str) -> Group:
+        return Group(name, stats_for(table, start + np.flatnonzero(codes == code), ratings, period.since))
 
-    platforms = [group(name, records) for name, records in sorted(by_platform.items())]
-    busiest = sorted(by_channel.items(), key=lambda item: (-len(item[1]), item[0]))[:TOP_CHANNELS]
-    return Overview(total, platforms, [group(name, records) for name, records in busiest], len(by_channel))
+    platform_codes = table.platform[start:end]
+    platforms = sorted((table.platforms.names[c], int(c)) for c in np.unique(platform_codes))
+    channel_codes = table.channel[start:end]
+    counts = np.bincount(channel_codes, minlength=len(table.channels.names))
+    used = [(-int(counts[c]), table.channels.names[c], c) for c in np.flatnonzero(counts)]
+    busiest = sorted(used)[:TOP_CHANNELS]
+    return Overview(total, [group(platform_codes, code, name) for name, code in platforms],
+                    [group(channel_codes, int(code), name) for _, name, code in busiest], len(used))

@@ -20,7 +20,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import urlencode
 
 import jinja2
@@ -34,9 +34,11 @@ from bot.server.admin.feedback import feedback_page
 from bot.server.admin.gaps import Topic, add_closest_documents, gap_questions, group_by_meaning, write_topics_csv
 from bot.server.admin.overview import compute_overview
 from bot.server.admin.period import CHOICES, Period, parse_period
+from bot.server.admin.snapshot import Snapshot
 from bot.wiring.runtime import Bot
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 PREFIX = "/admin"
 STATIC = Path(__file__).parent / "static"
@@ -60,11 +62,33 @@ class AdminPage:
         self.auth = AdminAuth(settings)
         self.templates = jinja2.Environment(loader=jinja2.PackageLoader("bot.server.admin", "templates"),
                                             autoescape=True, undefined=jinja2.StrictUndefined)
+        self.snapshot = Snapshot(bot.conversations)
+        self.warming: asyncio.Task[None] | None = None
         self.gaps_cache: OrderedDict[tuple[tuple[str, str], ...], tuple[float, list[Topic]]] = OrderedDict()
 
     def render(self, name: str, status: int = 200, **context: Any) -> web.Response:
         text = self.templates.get_template(name).render(prefix=PREFIX, choices=CHOICES, **context)
         return web.Response(text=text, status=status, content_type="text/html", charset="utf-8")
+
+    def read(self, view: Callable[[Snapshot, Period], T], period: Period) -> T:
+        """A view of the snapshot, brought up to date first (in a worker thread: it reads the store)."""
+        self.snapshot.refresh()
+        return view(self.snapshot, period)
+
+    async def warm_up(self, _app: web.Application) -> None:
+        """At start-up, the snapshot's first (whole) read begins in the background: the first page view then
+        finds it done, or waits only for what is left."""
+        async def read() -> None:
+            try:
+                await asyncio.to_thread(self.snapshot.refresh)
+            except Exception as exc:  # noqa: BLE001  # any store's failure: the first page view reads again, says so
+                log.warning("admin: reading the conversation store at start-up failed: %s", exc)
+        self.warming = asyncio.create_task(read())
+
+    async def settle(self, _app: web.Application) -> None:
+        """At shutdown, before the stores close: the start-up read is left to finish (it cannot be cut short)."""
+        if self.warming is not None:
+            await self.warming
 
     def topics(self, period: Period) -> list[Topic]:
         """The grouping of a period, kept a few minutes (in a worker thread: it embeds every question)."""
@@ -117,6 +141,11 @@ async def admin_guard(request: web.Request, handler: Handler) -> web.StreamRespo
         for name, value in HEADERS.items():
             exc.headers.setdefault(name, value)
         raise
+    except Exception as exc:  # noqa: BLE001  # a store that fails mid-read (SQLite, MongoDB): a page, not a 500
+        log.warning("admin: %s failed: %s: %s", request.path_qs, type(exc).__name__, exc)
+        response = page.render("message.html", status=503, title="The stores did not answer",
+                               message=f"Reading the bot's stores failed ({type(exc).__name__}); try again shortly. "
+                                       "The server log has the details.")
     for name, value in HEADERS.items():
         response.headers.setdefault(name, value)
     return response
@@ -141,7 +170,7 @@ def _base(request: web.Request, period: Period, active: str) -> dict[str, Any]:
 
 async def overview(request: web.Request) -> web.Response:
     page, period = _page(request), _period(request)
-    data = await asyncio.to_thread(compute_overview, page.bot.conversations, period)
+    data = await asyncio.to_thread(page.read, compute_overview, period)
     return page.render("overview.html", overview=data, totals=data.total.as_dict(), chart=data.chart_data(),
                        **_base(request, period, "overview"))
 
@@ -197,7 +226,7 @@ async def feedback(request: web.Request) -> web.Response:
     page, period = _page(request), _period(request)
     channel = request.query.get("channel") or None
     number = _number(request.query.get("page"), "page")
-    data = await asyncio.to_thread(feedback_page, page.bot.conversations, period, channel, number)
+    data = await asyncio.to_thread(page.read, lambda snapshot, p: feedback_page(snapshot, p, channel, number), period)
     query = {**period.query(), **({"channel": channel} if channel else {})}
     return page.render("feedback.html", feedback=data, channel=channel or "", filter_query=urlencode(query),
                        **_base(request, period, "feedback"))
@@ -205,8 +234,9 @@ async def feedback(request: web.Request) -> web.Response:
 
 async def documents(request: web.Request) -> web.Response:
     page, period = _page(request), _period(request)
-    data = await asyncio.to_thread(documents_view, page.bot.conversations, page.bot.core.store,
-                                   page.settings.store_path, period, page.settings.admin_stale_days)
+    settings = page.settings
+    data = await asyncio.to_thread(page.read, lambda snapshot, p: documents_view(
+        snapshot, page.bot.core.store, settings.store_path, p, settings.admin_stale_days), period)
     return page.render("documents.html", documents=data, stale_days=page.settings.admin_stale_days,
                        **_base(request, period, "documents"))
 
@@ -254,7 +284,9 @@ def add_admin_routes(app: web.Application, bot: Bot, settings: Settings) -> bool
     header without its users) is a UserError at start-up."""
     if not settings.admin_enabled:
         return False
-    app[ADMIN] = AdminPage(bot, settings)
+    page = app[ADMIN] = AdminPage(bot, settings)
+    app.on_startup.append(page.warm_up)
+    app.on_shutdown.append(page.settle)
     app.middlewares.append(admin_guard)
     app.router.add_get(PREFIX, overview)
     app.router.add_get(f"{PREFIX}/gaps", gaps)

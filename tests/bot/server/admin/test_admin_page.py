@@ -27,6 +27,7 @@ from bot.cli.admin_report import compute_stats
 from bot.cli.main import main
 from bot.config.settings import Settings
 from bot.conversations.mongo import MongoConversationStore
+from bot.conversations.sqlite import SQLiteConversationStore
 from bot.conversations.store import AnswerRecord
 from bot.server.admin import add_admin_routes
 from bot.server.admin.period import parse_period
@@ -314,3 +315,32 @@ def test_text_is_escaped_and_bad_input_is_a_short_message(seeded: Bot, tmp_path:
         page = await (await client.get("/admin")).text()
         assert not re.search(r'(src|href)="(https?:)?//', page)  # nothing loads from elsewhere
     with_client(seeded, admin_settings(tmp_path, admin_plain_http=True), test)
+
+
+def test_the_views_follow_new_answers_and_changed_ratings(seeded: Bot, tmp_path: Path) -> None:
+    async def test(client: Client) -> None:
+        await log_in(client)
+        assert figure(await (await client.get(f"/admin?since={SINCE}")).text(), "questions") == "10"
+        seeded.conversations.save_answer(AnswerRecord(
+            "late", "slack|T1|C7|z", "slack", "U7", "Is SSI counted as income for SNAP?", "", "Yes [1].", "answer",
+            "concise", [], datetime.now(UTC).isoformat(timespec="milliseconds"), 100.0))
+        seeded.conversations.record_feedback("a0", "U0", False, "Outdated")  # a 👍 changed to 👎
+        html = await (await client.get(f"/admin?since={SINCE}")).text()
+        assert figure(html, "questions") == "11" and figure(html, "helpful-rate") == "60.0%"
+        assert "slack:C7" in html
+        feedback = await (await client.get(f"/admin/feedback?since={SINCE}")).text()
+        assert "Outdated" in feedback
+        stats = compute_stats(seeded.conversations, parse_period({"since": SINCE}).since)
+        assert (stats.questions, stats.helpful, stats.ratings) == (11, 3, 5)  # the same as navibot stats
+    with_client(seeded, admin_settings(tmp_path, admin_plain_http=True), test)
+
+
+def test_a_store_that_fails_is_a_short_page_not_a_500(seeded: Bot, tmp_path: Path) -> None:
+    async def test(client: Client) -> None:
+        await log_in(client)
+        seeded.conversations.close()  # every read now fails (sqlite3.ProgrammingError)
+        response = await client.get("/admin")
+        text = await response.text()
+        assert response.status == 503 and "Reading the bot&#39;s stores failed" in text and "Traceback" not in text
+    with_client(seeded, admin_settings(tmp_path, admin_plain_http=True), test)
+    seeded.conversations = SQLiteConversationStore(tmp_path / "conversations.sqlite3")  # for the fixture's close
