@@ -42,7 +42,15 @@ from bot.config.settings import Settings
 from bot.errors import UserError
 from bot.observability.observers import TurnEvent
 from bot.port import Turn
-from bot.server.app import NO_PLATFORM, Server, build_server_app, choose_platforms, drain_slack, run
+from bot.server.app import (
+    NO_PLATFORM,
+    STATE,
+    Server,
+    build_server_app,
+    choose_platforms,
+    drain_slack,
+    run,
+)
 from bot.server.health import STORE_FAILURE_SECONDS, Health, HealthReport, one_line
 from bot.wiring.runtime import Bot, build_bot
 from tests.fakes.fake_connector import FakeConnector
@@ -449,10 +457,10 @@ class SlowHandler:
         self.pause = pause
         self.started = threading.Event()
 
-    def handle(self, turn: Turn, mood_override: str | None = None) -> Any:
+    def handle(self, turn: Turn, *args: Any, **kwargs: Any) -> Any:
         self.started.set()
         time.sleep(self.pause)
-        return self.inner.handle(turn, mood_override)
+        return self.inner.handle(turn, *args, **kwargs)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
@@ -513,6 +521,23 @@ def test_sigterm_mid_turn_finishes_the_answer_then_stops(bot: Bot) -> None:
     assert not seen["late_posted"]
     key = Turn("slack", TEAM_ID, "C0SLOW", seen["thread"], "U0ALICE", STUDENTS).conversation_key
     assert len(bot.conversations.history(key, 5)) == 1, "and saved"
+
+
+def test_a_sigterm_during_start_up_stops_the_server_in_order_once_it_started(
+        bot: Bot, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The signal handlers are in place before the model loads: a `docker stop` then is an orderly stop (exit 0),
+    not a kill, and never a server left running."""
+    def no_handler(*_: object) -> None:
+        raise AssertionError("SIGTERM arrived while the server had no handler for it")
+
+    previous = signal.signal(signal.SIGTERM, no_handler)
+    try:
+        app = build_server_app(bot, bot.core.settings, no_slack(), teams(allow_anonymous=True))
+        monkeypatch.setattr(bot.core.embedder, "warm_up", lambda: os.kill(os.getpid(), signal.SIGTERM), raising=False)
+        asyncio.run(asyncio.wait_for(run(app, "127.0.0.1", 0), 10))
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    assert app[STATE].health.shutting_down, "stopped through Server.stop"
 
 
 def test_while_draining_questions_are_refused_but_clicks_are_served(bot: Bot) -> None:
