@@ -366,3 +366,33 @@ def test_a_broken_embeddings_reply_moves_on_and_never_reaches_the_store(openai_a
     openai_b.embed_body = body
     with pytest.raises(EmbeddingUnavailable, match="unusable reply"):
         embedder.embed_documents(["a", "b"])
+
+
+def test_azure_with_a_microsoft_entra_app_from_settings(demo: Core, azure: FakeOpenAI,
+                                                       monkeypatch: pytest.MonkeyPatch,
+                                                       caplog: pytest.LogCaptureFixture) -> None:
+    """NAVIBOT_AZURE_OPENAI_AUTH=entra_secret: the token comes from MSAL's client-credentials call (stubbed here:
+    no Entra on this machine) and is sent as a bearer token; a refused secret is a fallback, never shown."""
+    import msal  # type: ignore[import-untyped]
+
+    asked: list[list[str]] = []
+    result: dict[str, str] = {"access_token": "entra-token-1"}
+
+    def acquire_token_for_client(self: Any, scopes: list[str], **_: Any) -> dict[str, str]:
+        asked.append(scopes)
+        return result
+
+    monkeypatch.setattr(msal.ConfidentialClientApplication, "__init__", lambda self, *a, **k: None)
+    monkeypatch.setattr(msal.ConfidentialClientApplication, "acquire_token_for_client", acquire_token_for_client)
+    settings = Settings(llm="openai", azure_openai_endpoints=[azure.url], azure_openai_auth="entra_secret",
+                        azure_tenant_id="tenant", azure_client_id="client",
+                        azure_client_secret=SecretStr("entra-secret-do-not-log"), azure_openai_deployment="answers",
+                        azure_openai_token_scope="https://cognitiveservices.azure.us/.default")
+    outcome = engine_with(demo, openai_failover(settings)).answer(STUDENTS, [], MOOD)
+    assert outcome.fallbacks == [] and asked == [["https://cognitiveservices.azure.us/.default"]]
+    assert azure.calls[-1].headers["Authorization"] == "Bearer entra-token-1"
+    result.clear()
+    result.update(error="invalid_client", error_description="AADSTS7000215: Invalid client secret provided.")
+    outcome = engine_with(demo, openai_failover(settings)).answer(STUDENTS, [], MOOD)
+    assert outcome.text.endswith(UNAVAILABLE_NOTICE) and "invalid_client" in outcome.fallbacks[0]
+    assert "entra-secret-do-not-log" not in caplog.text + " ".join(outcome.fallbacks)
