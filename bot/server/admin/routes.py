@@ -75,12 +75,18 @@ class AdminPage:
         self.snapshot.refresh()
         return view(self.snapshot, period)
 
+    def prepare(self) -> None:
+        """The snapshot's first (whole) read, its columns, and the default period's knowledge-gap topics."""
+        self.snapshot.refresh()
+        self.snapshot.table()
+        self.topics(parse_period({}))
+
     async def warm_up(self, _app: web.Application) -> None:
-        """At start-up, the snapshot's first (whole) read begins in the background: the first page view then
-        finds it done, or waits only for what is left."""
+        """At start-up, `prepare` runs in the background: the first page view then finds it done, or waits only
+        for what is left."""
         async def read() -> None:
             try:
-                await asyncio.to_thread(self.snapshot.refresh)
+                await asyncio.to_thread(self.prepare)
             except Exception as exc:  # noqa: BLE001  # any store's failure: the first page view reads again, says so
                 log.warning("admin: reading the conversation store at start-up failed: %s", exc)
         self.warming = asyncio.create_task(read())
