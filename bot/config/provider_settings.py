@@ -46,10 +46,14 @@ class ProviderSettings(BaseSettings):
         default="wordllama", description="Embedding model: the bundled offline WordLlama, Gemini, Cohere, or an "
                                          "OpenAI-compatible server or Azure OpenAI. Changing it needs a new store: "
                                          "`navibot reindex` re-embeds the stored chunks without the sources.")
-    rerank: Literal["none", "cohere"] = Field(
+    rerank: Literal["none", "cohere", "tei"] = Field(
         default="none", description="Rerank the fused candidates with Cohere's API: Cohere itself "
                                     "(NAVIBOT_COHERE_API_KEYS), or an on-prem server that speaks it "
-                                    "(NAVIBOT_COHERE_BASE_URLS: vLLM, Infinity).")
+                                    "(NAVIBOT_COHERE_BASE_URLS: vLLM, Infinity); or with Hugging Face Text "
+                                    "Embeddings Inference (tei: NAVIBOT_TEI_RERANK_URLS).")
+    tei_rerank_urls: CommaList = Field(
+        default_factory=list, validate_default=True,
+        description="Text Embeddings Inference servers that rerank (e.g. http://tei:80), comma-separated.")
 
     gemini_api_keys: CommaSecrets = Field(
         default_factory=list, validate_default=True,
@@ -169,7 +173,7 @@ class ProviderSettings(BaseSettings):
 
     _split_lists = field_validator("gemini_api_keys", "gemini_base_urls", "cohere_api_keys", "cohere_base_urls",
                                    "openai_api_keys", "openai_base_urls", "azure_openai_endpoints",
-                                   "azure_openai_api_keys", mode="before")(_split)
+                                   "azure_openai_api_keys", "tei_rerank_urls", mode="before")(_split)
 
     @field_validator("gemini_api_keys", "cohere_api_keys", mode="after")
     @classmethod
@@ -195,7 +199,7 @@ class ProviderSettings(BaseSettings):
         return keys
 
     @field_validator("gemini_base_urls", "cohere_base_urls", "openai_base_urls", "azure_openai_endpoints",
-                     mode="after")
+                     "tei_rerank_urls", mode="after")
     @classmethod
     def _urls(cls, urls: list[str]) -> list[str]:
         for number, url in enumerate(urls, start=1):
@@ -235,4 +239,11 @@ class ProviderSettings(BaseSettings):
             raise ValueError(f"{' and '.join(users)} needs an endpoint: a server's URL here (e.g. "
                              "http://ollama:11434/v1), NAVIBOT_AZURE_OPENAI_ENDPOINTS, or NAVIBOT_OPENAI_API_KEYS "
                              "for api.openai.com")
+        return urls
+
+    @field_validator("tei_rerank_urls", mode="after")
+    @classmethod
+    def _tei_servers(cls, urls: list[str], info: ValidationInfo) -> list[str]:
+        if info.data.get("rerank") == "tei" and not urls:
+            raise ValueError("NAVIBOT_RERANK=tei needs at least one server URL (comma-separated), e.g. http://tei:80")
         return urls

@@ -127,6 +127,10 @@ def make_reranker(settings: Settings) -> Reranker | None:
         from rag.providers.cohere import CohereReranker
 
         return CohereReranker(cohere_failover(settings), settings.cohere_rerank_model)
+    if settings.rerank == "tei":
+        from rag.providers.tei_rerank import TeiReranker, tei_failover
+
+        return TeiReranker(tei_failover(settings.tei_rerank_urls, settings.provider_timeout_seconds))
     return None
 
 

@@ -7,8 +7,9 @@ the request and reply, for the real `cohere` SDK pointed at them (NAVIBOT_COHERE
 - Infinity (`infinity_emb v2 --url-prefix /v2`): POST {prefix}/rerank; {"query", "documents", "top_n",
   "return_documents", "raw_scores", "model"} -> {"object": "rerank", "results": [{"relevance_score", "index",
   "document": null}], "model", "usage": {"prompt_tokens", "total_tokens"}, "id", "created"}; extra fields ignored.
-Text Embeddings Inference speaks another shape (POST /rerank {"query", "texts"} -> [{"index", "score"}]): see
-FakeTei.
+- Text Embeddings Inference speaks another shape: POST /rerank {"query", "texts", "truncate",
+  "truncation_direction", "raw_scores", "return_text"} -> a bare list [{"index", "score", "text"?}], all texts
+  scored, best first; an unknown field or a missing one is a 422 {"error", "error_type": "Validation"}.
 """
 
 from __future__ import annotations
@@ -65,3 +66,30 @@ class FakeInfinity(FakeServer):
         return web.json_response({"object": "rerank", "results": results, "model": body.get("model"),
                                   "usage": {"prompt_tokens": 1, "total_tokens": 1}, "id": "infinity-fake",
                                   "created": 0})
+
+
+TEI_FIELDS = {"query", "texts", "truncate", "truncation_direction", "raw_scores", "return_text"}
+
+
+class FakeTei(FakeServer):
+    def routes(self) -> list[web.RouteDef]:
+        return [web.post("/rerank", self.rerank)]
+
+    def error(self, status: int, message: str = "fake error") -> web.Response:
+        kind = "Validation" if status == 422 else "Backend" if status >= 500 else "Overloaded"
+        return web.json_response({"error": message, "error_type": kind}, status=status)
+
+    async def rerank(self, request: web.Request) -> web.Response:
+        body, failure = await self._begin(request)
+        problem = None
+        if set(body) - TEI_FIELDS:
+            problem = f"unknown field {sorted(set(body) - TEI_FIELDS)[0]}"
+        elif not isinstance(body.get("query"), str) or not isinstance(body.get("texts"), list) or not body["texts"]:
+            problem = "missing field `query` or `texts`"
+        if failure is None and problem is not None:
+            self.refused.append(problem)
+            return self.error(422, problem)
+        if failure is not None:
+            return failure
+        scored = sorted(((i, overlap(body["query"], t)) for i, t in enumerate(body["texts"])), key=lambda r: -r[1])
+        return web.json_response([{"index": i, "score": s} for i, s in scored])

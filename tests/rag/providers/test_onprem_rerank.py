@@ -1,5 +1,5 @@
 """On-prem rerank: the real `cohere` SDK (ClientV2) pointed at servers that speak Cohere's v2 rerank API (vLLM,
-Infinity) through NAVIBOT_COHERE_BASE_URLS, without a key."""
+Infinity) through NAVIBOT_COHERE_BASE_URLS, without a key; and Text Embeddings Inference, which speaks its own."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from bot.config.settings import Settings
 from bot.wiring.runtime import Core, build_bot
 from rag.answer.moods import MoodBook
 from tests.fakes.fake_models import FakeServer, overlap
-from tests.fakes.fake_rerankers import FakeInfinity, FakeVllmRerank
+from tests.fakes.fake_rerankers import FakeInfinity, FakeTei, FakeVllmRerank
 
 STUDENTS = "Can college students get SNAP?"
 MOOD = MoodBook().resolve(None)
@@ -58,3 +58,24 @@ def test_a_reranker_that_is_down_keeps_the_fused_order(demo: Core, tmp_path: Pat
     fused = demo.retriever.search(STUDENTS, k=20)[:5]
     assert [h.chunk.chunk_id for h in outcome.hits] == [h.chunk.chunk_id for h in fused]
     assert outcome.fallbacks[0].startswith("rerank: cohere rerank failed") and "HTTP 503" in outcome.fallbacks[0]
+
+
+def test_text_embeddings_inference_reranks_in_its_own_shape(demo: Core, tmp_path: Path) -> None:
+    with FakeTei() as first, FakeTei() as second:
+        first.status = 503  # the first server is down: the second one ranks
+        settings = Settings(rerank="tei", tei_rerank_urls=[first.url, second.url], rerank_candidates=20)
+        bot = build_bot(settings, demo.store.path, tmp_path / "c.sqlite3")  # type: ignore[attr-defined]
+        try:
+            outcome = bot.engine.answer(STUDENTS, [], MOOD)
+            labels = [e.label for e in bot.engine.reranker.failover.endpoints]  # type: ignore[union-attr]
+        finally:
+            bot.close()
+        assert first.refused == second.refused == []
+        assert labels == [f"tei@{s.url.removeprefix('http://')}" for s in (first, second)]
+    [call] = second.calls
+    assert call.path == "/rerank" and call.body["query"] == STUDENTS and len(call.body["texts"]) == 20
+    assert call.body["truncate"] is True and outcome.fallbacks == []
+    fused = demo.retriever.search(STUDENTS, k=20)
+    expected = sorted(fused, key=lambda h: -overlap(STUDENTS, f"{h.chunk.heading_text}\n\n{h.chunk.text}"[:6000]))
+    assert [h.chunk.chunk_id for h in outcome.hits] == [h.chunk.chunk_id for h in expected[:5]]
+    assert Settings(rerank="tei", tei_rerank_urls=["http://tei:80"]).rerank == "tei"
