@@ -1,4 +1,5 @@
-"""Settings of the model providers (Gemini, Cohere): which one does what, keys, endpoints, models, timeouts.
+"""Settings of the model providers (Gemini, Cohere, Azure OpenAI and OpenAI-compatible servers, TEI): which one
+does what, keys, endpoints, models, timeouts.
 
 A mixin of `bot.config.settings.Settings`, so every field is read as NAVIBOT_<FIELD>. Lists (keys, base URLs) are
 comma-separated in the environment. A provider that is selected without a key is refused at start-up with one
@@ -151,7 +152,7 @@ class ProviderSettings(BaseSettings):
     redact_outbound: bool = Field(
         default=True, description="Redact personal data (SSNs, phone, card and A-numbers, e-mails, dates of birth, "
                                   "NAVIBOT_REDACT_PATTERNS) from the question and the history before any call to "
-                                  "Gemini or Cohere (rewrite, answer, query embedding, rerank).")
+                                  "a model provider (rewrite, answer, query embedding, rerank).")
     redact_patterns: Annotated[list[str], NoDecode] = Field(
         default_factory=list, description="An agency's case-number shapes, as regular expressions separated by "
                                           "spaces (or a JSON array), e.g. 'CASE-\\d{6} [A-Z]{2}\\d{7}': replaced "
