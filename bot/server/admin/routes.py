@@ -26,6 +26,7 @@ from urllib.parse import urlencode
 import jinja2
 from aiohttp import web
 
+from adapters.web_links import web_url
 from bot.config.settings import Settings
 from bot.errors import UserError
 from bot.server.admin.auth import AdminAuth, Refused
@@ -43,6 +44,7 @@ T = TypeVar("T")
 PREFIX = "/admin"
 STATIC = Path(__file__).parent / "static"
 USER = web.RequestKey("navibot_admin_user", str)
+MAX_URL_CHARS = 2000
 TOPICS_SHOWN = 50  # topics on the gaps page (the CSV has them all)
 GAPS_CACHE_SECONDS = 300.0  # a topic page or the CSV right after the list reuses its grouping
 HEADERS = {
@@ -62,6 +64,9 @@ class AdminPage:
         self.auth = AdminAuth(settings)
         self.templates = jinja2.Environment(loader=jinja2.PackageLoader("bot.server.admin", "templates"),
                                             autoescape=True, undefined=jinja2.StrictUndefined)
+        # A document's URL is data (a crawled page chooses its own): linked only when the chat messages would
+        # link it (absolute http(s), no invisible characters), else shown as text. Never a javascript: link.
+        self.templates.filters["web_url"] = lambda url: web_url(url, MAX_URL_CHARS)
         self.snapshot = Snapshot(bot.conversations)
         self.warming: asyncio.Task[None] | None = None
         self.gaps_cache: OrderedDict[tuple[tuple[str, str], ...], tuple[float, list[Topic]]] = OrderedDict()

@@ -30,7 +30,9 @@ from bot.conversations.mongo import MongoConversationStore
 from bot.conversations.sqlite import SQLiteConversationStore
 from bot.conversations.store import AnswerRecord
 from bot.server.admin import add_admin_routes
+from bot.server.admin.documents import DocumentRow, DocumentsView
 from bot.server.admin.period import parse_period
+from bot.server.admin.routes import AdminPage
 from bot.server.app import build_server_app
 from bot.wiring.runtime import Bot, build_bot
 from rag.crawl.state import CrawlState, PageState, state_path_for
@@ -344,3 +346,16 @@ def test_a_store_that_fails_is_a_short_page_not_a_500(seeded: Bot, tmp_path: Pat
         assert response.status == 503 and "Reading the bot&#39;s stores failed" in text and "Traceback" not in text
     with_client(seeded, admin_settings(tmp_path, admin_plain_http=True), test)
     seeded.conversations = SQLiteConversationStore(tmp_path / "conversations.sqlite3")  # for the fixture's close
+
+
+def test_a_document_url_is_linked_only_when_it_is_a_web_address(seeded: Bot, tmp_path: Path) -> None:
+    page = AdminPage(seeded, admin_settings(tmp_path))
+    rows = [DocumentRow("d1", "Good <page>", "https://agency.example/a?b=1&c=2"),
+            DocumentRow("d2", "Bad page", "javascript:alert(document.cookie)"),
+            DocumentRow("d3", "Hidden turn", "https://agency.example/\u202egpj.exe")]
+    html = page.render("documents.html", documents=DocumentsView(3, never=rows), stale_days=30,
+                       period=parse_period({}), period_query="days=30", active="documents", user="admin",
+                       plain=False).text or ""
+    assert '<a href="https://agency.example/a?b=1&amp;c=2" rel="noopener noreferrer">Good &lt;page&gt;</a>' in html
+    assert "javascript:" not in html and "<li>Bad page</li>" in html
+    assert "\u202e" not in html and "<li>Hidden turn</li>" in html
