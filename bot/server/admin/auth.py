@@ -29,6 +29,7 @@ log = logging.getLogger(__name__)
 SALT = "navibot-admin-session"
 FAILURES_ALLOWED = 5  # wrong tokens from one address within FAILURE_WINDOW before it must wait
 FAILURE_WINDOW = 600.0
+MAX_ADDRESSES = 10_000  # addresses with recent wrong tokens kept before the quiet ones are forgotten
 LOOPBACK = ("127.0.0.1", "::1")
 
 
@@ -141,8 +142,12 @@ class AdminAuth:
         expected = self.settings.admin_token.get_secret_value().strip()
         if not hmac.compare_digest(given.strip().encode(), expected.encode()):
             recent.append(now)
+            if len(self.failures) > MAX_ADDRESSES:  # many addresses guessing: forget those that went quiet
+                quiet = [a for a, times in self.failures.items() if not times or now - times[-1] > FAILURE_WINDOW]
+                for address in quiet:
+                    del self.failures[address]
             log.warning("admin: wrong token from %s", remote)
             raise Refused(401, "That token is not right.")
-        recent.clear()
+        self.failures.pop(remote, None)
         log.info("admin: signed in with the token from %s", remote)
         return "admin"

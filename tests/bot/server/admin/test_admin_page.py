@@ -359,3 +359,33 @@ def test_a_document_url_is_linked_only_when_it_is_a_web_address(seeded: Bot, tmp
     assert '<a href="https://agency.example/a?b=1&amp;c=2" rel="noopener noreferrer">Good &lt;page&gt;</a>' in html
     assert "javascript:" not in html and "<li>Bad page</li>" in html
     assert "\u202e" not in html and "<li>Hidden turn</li>" in html
+
+
+def test_the_wait_after_wrong_tokens_ends_and_quiet_addresses_are_forgotten(monkeypatch: pytest.MonkeyPatch,
+                                                                           tmp_path: Path) -> None:
+    from aiohttp.test_utils import make_mocked_request
+
+    from bot.server.admin import auth as auth_module
+    from bot.server.admin.auth import AdminAuth, Refused
+
+    now = [0.0]
+    guard = AdminAuth(admin_settings(tmp_path), clock=lambda: now[0])
+    monkeypatch.setattr(auth_module, "MAX_ADDRESSES", 3)
+
+    def attempt(address: str, token: str) -> int:
+        request = make_mocked_request("POST", "/admin/login")
+        monkeypatch.setattr(type(request), "remote", property(lambda _self: address))
+        try:
+            guard.check_token(request, token)
+        except Refused as refused:
+            return refused.status
+        return 200
+
+    assert [attempt("10.0.0.1", "wrong-token-wrong-token") for _ in range(5)] == [401] * 5
+    assert attempt("10.0.0.1", TOKEN) == 429
+    now[0] += 601  # ten minutes later
+    assert attempt("10.0.0.1", TOKEN) == 200 and "10.0.0.1" not in guard.failures
+    for n in range(5):
+        attempt(f"10.0.1.{n}", "wrong-token-wrong-token")
+        now[0] += 700
+    assert len(guard.failures) <= 3  # the quiet ones were forgotten
