@@ -26,12 +26,12 @@ K1, B = 1.2, 0.75  # FTS5's bm25() constants
 class Posting:
     """One term's occurrences in one document's sections: parallel arrays, one entry per section."""
 
-    rows: np.ndarray  # int64 section (chunk) row ids
+    rows: np.ndarray  # int32 section (chunk) row ids
     head: np.ndarray  # uint16 occurrences in the title and heading path
     body: np.ndarray  # uint16 occurrences in the text
 
     def encode(self) -> tuple[bytes, bytes, bytes]:
-        return (self.rows.astype(np.int64).tobytes(), self.head.astype(np.uint16).tobytes(),
+        return (self.rows.astype(np.int32).tobytes(), self.head.astype(np.uint16).tobytes(),
                 self.body.astype(np.uint16).tobytes())
 
 
@@ -53,6 +53,8 @@ class Tokenizer:
                 "SELECT term, doc, col, COUNT(*) FROM temp.navibot_tok_v GROUP BY term, doc, col").fetchall()
         finally:
             self._db.execute("DELETE FROM temp.navibot_tok")
+        if any(row > 0x7FFFFFFF for row, _, _ in rows):
+            raise ValueError("section row ids past 2**31 cannot be indexed: copy the store into a new file")
         lengths: dict[int, int] = {row: 0 for row, _, _ in rows}
         by_term: dict[str, dict[int, list[int]]] = defaultdict(dict)
         for term, row, col, n in counts:
@@ -62,7 +64,7 @@ class Tokenizer:
         postings = {}
         for term, by_row in by_term.items():
             ordered = sorted(by_row)
-            postings[term] = Posting(np.array(ordered, dtype=np.int64),
+            postings[term] = Posting(np.array(ordered, dtype=np.int32),
                                      np.array([by_row[r][0] for r in ordered], dtype=np.uint16),
                                      np.array([by_row[r][1] for r in ordered], dtype=np.uint16))
         return postings, lengths
@@ -81,34 +83,50 @@ class Tokenizer:
         return self._words[word]
 
 
-def bm25_scores(phrases: Sequence[Sequence[Posting]], n_rows: int, n_tokens: int, row_ids: np.ndarray,
-                lengths: np.ndarray, weights: tuple[float, float]) -> tuple[np.ndarray, np.ndarray]:
+@dataclass(frozen=True, slots=True)
+class SectionStats:
+    """What BM25 needs about every section, computed once per load: where each row id sits in the in-memory
+    arrays, and each section's length normalisation (FTS5's `k1 * (1 - b + b * D / avgdl)`)."""
+
+    n_rows: int
+    position: np.ndarray  # row id -> index into the in-memory arrays, -1 for none
+    norm: np.ndarray  # float64 per section
+
+    @classmethod
+    def of(cls, row_ids: np.ndarray, lengths: np.ndarray, n_rows: int, n_tokens: int) -> SectionStats:
+        position = np.full(int(row_ids.max()) + 1 if len(row_ids) else 0, -1, dtype=np.int64)
+        position[row_ids] = np.arange(len(row_ids))
+        avgdl = float(n_tokens) / float(n_rows) if n_rows else 1.0
+        return cls(n_rows, position, K1 * (1 - B + B * lengths.astype(np.float64) / avgdl))
+
+
+def bm25_scores(phrases: Sequence[Sequence[Posting]], stats: SectionStats,
+                weights: tuple[float, float]) -> tuple[np.ndarray, np.ndarray]:
     """FTS5's bm25() for an OR-query of single-term phrases, over all sections at once.
 
-    `phrases`: each phrase's postings (all documents); `row_ids`: every section's row id, ascending; `lengths`:
-    their token counts. Returns (score of each section, whether it matched any phrase). A phrase listed twice
-    counts twice, as in FTS5. Same arithmetic, term by term, as fts5_aux.c (float64)."""
-    scores = np.zeros(len(row_ids), dtype=np.float64)
-    matched = np.zeros(len(row_ids), dtype=bool)
-    if n_rows == 0 or not len(row_ids):
+    `phrases`: each phrase's postings (all documents). Returns (score of each section, whether it matched any
+    phrase), indexed like the in-memory arrays. A phrase listed twice counts twice, as in FTS5. The same float64
+    arithmetic, term by term, as fts5_aux.c."""
+    scores = np.zeros(len(stats.norm), dtype=np.float64)
+    matched = np.zeros(len(stats.norm), dtype=bool)
+    if stats.n_rows == 0 or not len(stats.norm):
         return scores, matched
-    avgdl = float(n_tokens) / float(n_rows)
     for postings in phrases:
         if not postings:
             continue
-        rows = np.concatenate([p.rows for p in postings])
-        where = np.searchsorted(row_ids, rows)
-        where = np.minimum(where, len(row_ids) - 1)
-        known = row_ids[where] == rows  # postings of a section being replaced right now are skipped
-        where = where[known]
+        rows = np.concatenate([p.rows for p in postings]) if len(postings) > 1 else postings[0].rows
         hits = len(rows)
-        idf = math.log((n_rows - hits + 0.5) / (hits + 0.5))
+        inside = rows < len(stats.position)
+        where = np.where(inside, stats.position[np.where(inside, rows, 0)], -1)
+        known = where >= 0  # postings of a section written after the arrays were loaded are skipped
+        where = where[known]
+        idf = math.log((stats.n_rows - hits + 0.5) / (hits + 0.5))
         if idf <= 0.0:
             idf = 1e-6
-        freq = (weights[0] * np.concatenate([p.head for p in postings]).astype(np.float64)
-                + weights[1] * np.concatenate([p.body for p in postings]).astype(np.float64))[known]
-        length = lengths[where].astype(np.float64)
-        scores[where] += idf * ((freq * (K1 + 1.0)) / (freq + K1 * (1 - B + B * length / avgdl)))
+        head = np.concatenate([p.head for p in postings]) if len(postings) > 1 else postings[0].head
+        body = np.concatenate([p.body for p in postings]) if len(postings) > 1 else postings[0].body
+        freq = (weights[0] * head[known].astype(np.float64) + weights[1] * body[known].astype(np.float64))
+        scores[where] += idf * ((freq * (K1 + 1.0)) / (freq + stats.norm[where]))
         matched[where] = True
     return scores, matched
 

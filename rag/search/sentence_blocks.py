@@ -1,9 +1,11 @@
-"""A section's sentences as one stored block: term ids, lengths, paragraph of each sentence, and vectors.
+"""A section's sentences as one stored block: paragraph and lengths of each sentence, term ids, and vectors.
 
 Sentence rows (one per sentence, stems as text, float32 vectors) were 61% of a store and were read ~1,300 rows at
 a time per question. One block per section holds the same: its sentences' stems as integer ids of the store's
-vocabulary, and their vectors as float16 (half the bytes; cfr273-dev and doc2dial figures in benchmarks/RESULTS.md).
-BM25 over the candidates is then a few numpy passes instead of a string count per sentence and term.
+vocabulary, their vectors as float16 (half the bytes; cfr273-dev and doc2dial figures unchanged, see
+benchmarks/RESULTS.md), and each paragraph's mean sentence direction, computed once at ingest. The candidate
+sections' blocks are read in one query and joined into flat arrays (`Candidates`); BM25 and the rankings are then
+a few numpy passes instead of a string count per sentence and term.
 """
 
 from __future__ import annotations
@@ -16,57 +18,111 @@ import numpy as np
 
 from rag.search.bm25 import K1, B, idf
 
-VECTOR_DTYPE = np.float16
+_META = np.uint16  # per sentence: paragraph (index in the block), head length, body length
 
 
 @dataclass(frozen=True, slots=True)
-class SentenceBlock:
-    """The sentences of one section, in reading order."""
+class StoredBlock:
+    """The columns of one section's row in `sentence_blocks`."""
 
-    subs: list[str]  # the section's paragraphs (sub_ids) that have sentences, in order
-    owner: np.ndarray  # uint16: index into `subs` of each sentence's paragraph
-    tokens: np.ndarray  # int32: each sentence's head term ids, then its body term ids, sentence after sentence
-    head_lens: np.ndarray  # uint16 per sentence
-    body_lens: np.ndarray  # uint16 per sentence
-    vectors: np.ndarray  # VECTOR_DTYPE, one row per sentence
+    subs: str  # JSON list of the section's paragraphs (sub_ids) that have sentences, in reading order
+    meta: bytes  # uint16 triples (paragraph, head length, body length), one per sentence
+    tokens: bytes  # int32 term ids: each sentence's head, then its body, sentence after sentence
+    vectors: bytes  # int8, one row per sentence: round(127 * v / max|v|)
+    scales: bytes  # float32 per sentence: max|v| / 127, to read the int8 rows back
 
-    def encode(self) -> tuple[str, bytes, bytes, bytes, bytes, bytes]:
-        return (json.dumps(self.subs), self.owner.astype(np.uint16).tobytes(), self.tokens.astype(np.int32).tobytes(),
-                self.head_lens.astype(np.uint16).tobytes(), self.body_lens.astype(np.uint16).tobytes(),
-                np.ascontiguousarray(self.vectors, dtype=VECTOR_DTYPE).tobytes())
-
-    @classmethod
-    def decode(cls, subs: str, owner: bytes, tokens: bytes, head_lens: bytes, body_lens: bytes,
-               vectors: bytes) -> SentenceBlock:
-        count = len(owner) // 2
-        matrix = np.frombuffer(vectors, dtype=VECTOR_DTYPE)
-        return cls(json.loads(subs), np.frombuffer(owner, dtype=np.uint16), np.frombuffer(tokens, dtype=np.int32),
-                   np.frombuffer(head_lens, dtype=np.uint16), np.frombuffer(body_lens, dtype=np.uint16),
-                   matrix.reshape(count, -1) if count else matrix.reshape(0, 0))
-
-    @property
-    def lengths(self) -> np.ndarray:
-        return self.head_lens.astype(np.int64) + self.body_lens.astype(np.int64)
+    def row(self) -> tuple[str, bytes, bytes, bytes, bytes]:
+        return self.subs, self.meta, self.tokens, self.vectors, self.scales
 
 
 def build_block(sub_ids: Sequence[str], heads: Sequence[Sequence[int]], bodies: Sequence[Sequence[int]],
-                vectors: np.ndarray) -> SentenceBlock:
-    """A block from each sentence's paragraph id, head and body term ids, and vector (all in reading order)."""
-    subs = list(dict.fromkeys(sub_ids))
-    index = {sub: i for i, sub in enumerate(subs)}
-    tokens = [t for head, body in zip(heads, bodies, strict=True) for t in (*head, *body)]
+                vectors: np.ndarray) -> StoredBlock:
+    """A block from each sentence's paragraph id, head and body term ids, and float32 vector (reading order)."""
     if any(len(h) > 0xFFFF or len(b) > 0xFFFF for h, b in zip(heads, bodies, strict=True)):
         raise ValueError("a sentence of more than 65,535 words cannot be indexed")
-    return SentenceBlock(subs, np.array([index[s] for s in sub_ids], dtype=np.uint16),
-                         np.array(tokens, dtype=np.int32), np.array([len(h) for h in heads], dtype=np.uint16),
-                         np.array([len(b) for b in bodies], dtype=np.uint16), np.asarray(vectors, dtype=VECTOR_DTYPE))
+    subs = list(dict.fromkeys(sub_ids))
+    index = {sub: i for i, sub in enumerate(subs)}
+    owner = np.array([index[s] for s in sub_ids], dtype=np.intp)
+    meta = np.column_stack([owner, [len(h) for h in heads], [len(b) for b in bodies]]).astype(_META)
+    tokens = np.array([t for head, body in zip(heads, bodies, strict=True) for t in (*head, *body)], dtype=np.int32)
+    quantized, scales = quantize(np.asarray(vectors, dtype=np.float32))
+    return StoredBlock(json.dumps(subs), meta.tobytes(), tokens.tobytes(), quantized.tobytes(), scales.tobytes())
 
 
-def bm25_block_scores(term_ids: Sequence[int], blocks: Sequence[SentenceBlock], df: dict[int, int], n_docs: int,
+def quantize(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """int8 rows and their float32 scales (a quarter of float32's bytes; each value within 0.4% of the row's
+    largest)."""
+    peaks = np.abs(matrix).max(axis=1) if matrix.size else np.zeros(len(matrix), dtype=np.float32)
+    scales = (np.where(peaks > 0, peaks, 1.0) / 127.0).astype(np.float32)
+    return np.round(matrix / scales[:, None]).astype(np.int8), scales
+
+
+def dequantize(quantized: np.ndarray, scales: np.ndarray) -> np.ndarray:
+    matrix: np.ndarray = quantized.astype(np.float32) * scales[:, None]
+    return matrix
+
+
+@dataclass(frozen=True, slots=True)
+class Candidates:
+    """The sentences of several sections, in the order given, as flat arrays."""
+
+    chunk_of_sentence: np.ndarray  # index of each sentence's section
+    paragraph_of_sentence: np.ndarray  # global index of each sentence's paragraph (into `subs`)
+    subs: list[str]  # every paragraph, section after section, in reading order
+    chunk_of_paragraph: np.ndarray  # index of each paragraph's section
+    tokens: np.ndarray
+    head_lens: np.ndarray  # int64 per sentence
+    body_lens: np.ndarray
+    vectors: np.ndarray  # float32, one row per sentence
+
+    @classmethod
+    def join(cls, blocks: Sequence[StoredBlock], dim: int | None) -> Candidates:
+        """One numpy buffer per column for all the blocks (a few calls, whatever their number); without `dim`,
+        the vectors are not read."""
+        meta = np.frombuffer(b"".join(b.meta for b in blocks), dtype=_META).reshape(-1, 3).astype(np.int64)
+        subs_of = [json.loads(b.subs) for b in blocks]
+        counts = np.array([len(b.meta) // 6 for b in blocks], dtype=np.intp)
+        paragraphs = np.array([len(s) for s in subs_of], dtype=np.intp)
+        first_paragraph = np.cumsum(paragraphs) - paragraphs
+        return cls(
+            chunk_of_sentence=np.repeat(np.arange(len(blocks)), counts),
+            paragraph_of_sentence=meta[:, 0] + np.repeat(first_paragraph, counts),
+            subs=[sub for subs in subs_of for sub in subs],
+            chunk_of_paragraph=np.repeat(np.arange(len(blocks)), paragraphs),
+            tokens=np.frombuffer(b"".join(b.tokens for b in blocks), dtype=np.int32),
+            head_lens=meta[:, 1], body_lens=meta[:, 2],
+            vectors=_matrix(blocks, dim))
+
+    def __len__(self) -> int:
+        return len(self.head_lens)
+
+    def paragraph_sims(self, query: np.ndarray) -> np.ndarray:
+        """Each paragraph's similarity to the question: of its sentences' mean vector, as rank_sentences computes
+        it (a paragraph's sentences are consecutive here, so one reduceat sums them)."""
+        starts = np.flatnonzero(np.r_[True, self.paragraph_of_sentence[1:] != self.paragraph_of_sentence[:-1]])
+        sums = np.add.reduceat(self.vectors, starts, axis=0)
+        norms = np.linalg.norm(sums, axis=1)
+        sims: np.ndarray = (sums @ query) / np.where(norms > 0, norms, 1.0)
+        return sims
+
+    def sentence_terms(self) -> list[set[int]]:
+        """Each sentence's distinct term ids (to take a removed section's sentences out of the frequencies)."""
+        ends = np.cumsum(self.head_lens + self.body_lens)
+        return [set(part.tolist()) for part in np.split(self.tokens, ends[:-1])] if len(self) else []
+
+
+def _matrix(blocks: Sequence[StoredBlock], dim: int | None) -> np.ndarray:
+    if not dim:
+        return np.zeros((0, 0), dtype=np.float32)
+    return dequantize(np.frombuffer(b"".join(b.vectors for b in blocks), dtype=np.int8).reshape(-1, dim),
+                      np.frombuffer(b"".join(b.scales for b in blocks), dtype=np.float32))
+
+
+def bm25_block_scores(term_ids: Sequence[int], sentences: Candidates, df: dict[int, int], n_docs: int,
                       avg_len: float, weights: tuple[float, float] = (2.0, 1.0)) -> np.ndarray:
-    """`rag.search.bm25.bm25_scores_joined` over the blocks' sentences (one score each, in order), bit for bit: the
-    same terms in the same order, the same float64 arithmetic, a sentence at a time replaced by numpy arrays."""
-    n = sum(len(b.head_lens) for b in blocks)
+    """`rag.search.bm25.bm25_scores_joined` over the candidates' sentences (one score each, in order), bit for bit:
+    the same terms in the same order, the same float64 arithmetic, all sentences at once instead of one by one."""
+    n = len(sentences)
     scores = np.zeros(n)
     if not term_ids or n == 0 or n_docs == 0:
         return scores
@@ -74,18 +130,16 @@ def bm25_block_scores(term_ids: Sequence[int], blocks: Sequence[SentenceBlock], 
     if not idfs:
         return scores
     avg_len = avg_len or 1.0
-    tokens = np.concatenate([b.tokens for b in blocks])
-    head_lens = np.concatenate([b.head_lens for b in blocks]).astype(np.int64)
-    body_lens = np.concatenate([b.body_lens for b in blocks]).astype(np.int64)
-    per_sentence = head_lens + body_lens
-    sentence_of = np.repeat(np.arange(n), per_sentence)
-    starts = np.cumsum(per_sentence) - per_sentence
-    in_head = (np.arange(len(tokens)) - np.repeat(starts, per_sentence)) < np.repeat(head_lens, per_sentence)
-    wanted = np.isin(tokens, np.fromiter(idfs, dtype=np.int32, count=len(idfs)))
-    tokens, sentence_of, in_head = tokens[wanted], sentence_of[wanted], in_head[wanted]
+    per_sentence = sentences.head_lens + sentences.body_lens
+    tokens = sentences.tokens
+    wanted = np.flatnonzero(np.isin(tokens, np.fromiter(idfs, dtype=np.int32, count=len(idfs))))
+    ends = np.cumsum(per_sentence)
+    sentence_of = np.searchsorted(ends, wanted, side="right")  # the sentence each wanted token is in
+    in_head = wanted - (ends - per_sentence)[sentence_of] < sentences.head_lens[sentence_of]
+    found = tokens[wanted]
     norm = K1 * (1 - B + B * per_sentence.astype(np.float64) / avg_len)
     for term, term_idf in idfs.items():
-        is_term = tokens == term
+        is_term = found == term
         head = np.bincount(sentence_of[is_term & in_head], minlength=n)
         body = np.bincount(sentence_of[is_term & ~in_head], minlength=n)
         freq = weights[0] * head + weights[1] * body

@@ -73,27 +73,54 @@ def rank_sentences(rows: list[tuple[str, str]], scores: np.ndarray, matrix: np.n
     their stored vectors (one row each). A paragraph's vector is the mean of its sentences' (a long paragraph is
     judged on all it says, not on its one closest sentence: cfr273-dev first-turn paragraph hit@3 0.567 with the
     best sentence, 0.633 with the mean; benchmarks/RESULTS.md)."""
-    chunk_of = {sub: chunk for chunk, sub in rows}
-    index: dict[str, int] = {}
-    owner = np.fromiter((index.setdefault(sub, len(index)) for _, sub in rows), dtype=np.intp, count=len(rows))
-    subs = list(index)  # paragraphs in reading order; `owner` numbers each sentence's paragraph
-    # A paragraph's sentences are stored together, so `owner` rarely needs sorting; reduceat sums each run.
-    grouped = bool(np.all(owner[1:] >= owner[:-1]))
-    order = np.arange(len(rows)) if grouped else np.argsort(owner, kind="stable")
-    runs = owner[order]
-    starts = np.flatnonzero(np.r_[True, runs[1:] != runs[:-1]])
+    chunks: dict[str, int] = {}
+    subs: dict[str, int] = {}
+    chunk_of_sentence = np.fromiter((chunks.setdefault(c, len(chunks)) for c, _ in rows), dtype=np.intp,
+                                    count=len(rows))
+    paragraph_of_sentence = np.fromiter((subs.setdefault(s, len(subs)) for _, s in rows), dtype=np.intp,
+                                        count=len(rows))
+    chunk_of_paragraph = np.zeros(len(subs), dtype=np.intp)
+    chunk_of_paragraph[paragraph_of_sentence] = chunk_of_sentence
+    sims = paragraph_sims = None
+    if vector is not None and matrix is not None and len(matrix):
+        query = np.asarray(vector, dtype=np.float32)
+        sims = matrix @ query
+        # A paragraph's sentences are stored together, so they rarely need sorting; reduceat sums each run.
+        grouped = bool(np.all(paragraph_of_sentence[1:] >= paragraph_of_sentence[:-1]))
+        order = np.arange(len(rows)) if grouped else np.argsort(paragraph_of_sentence, kind="stable")
+        runs = paragraph_of_sentence[order]
+        starts = np.flatnonzero(np.r_[True, runs[1:] != runs[:-1]])
+        sums = np.add.reduceat(matrix if grouped else matrix[order], starts, axis=0)  # one row per paragraph
+        norms = np.linalg.norm(sums, axis=1)
+        paragraph_sims = (sums @ query) / np.where(norms > 0, norms, 1.0)
+    return rank_sentence_arrays(list(chunks), chunk_of_sentence, list(subs), paragraph_of_sentence,
+                                chunk_of_paragraph, scores, sims, paragraph_sims)
+
+
+def _first_seen(owners: np.ndarray, order: np.ndarray) -> np.ndarray:
+    """The distinct values of owners[order], in the order they first appear (dict.fromkeys, in numpy)."""
+    seq = owners[order]
+    values, first = np.unique(seq, return_index=True)
+    return values[np.argsort(first, kind="stable")]
+
+
+def rank_sentence_arrays(chunk_ids: list[str], chunk_of_sentence: np.ndarray, subs: list[str],
+                         paragraph_of_sentence: np.ndarray, chunk_of_paragraph: np.ndarray, scores: np.ndarray,
+                         sims: np.ndarray | None, paragraph_sims: np.ndarray | None) -> SentenceEvidence:
+    """`rank_sentences` on integer arrays: sentences number their section (into `chunk_ids`) and paragraph (into
+    `subs`, numbered in reading order); `sims`: each sentence's similarity to the question, `paragraph_sims` each
+    paragraph's (None without a question vector). The same lists, without a Python step per sentence."""
+    scores = np.asarray(scores, dtype=np.float64)
+    chunk_of = {sub: chunk_ids[c] for sub, c in zip(subs, chunk_of_paragraph.tolist(), strict=True)}
     by_score = np.argsort(-scores, kind="stable")
-    chunks_lexical = list(dict.fromkeys(rows[i][0] for i in by_score if scores[i] > 0))
-    best = np.maximum.reduceat(np.asarray(scores, dtype=np.float64)[order], starts)
+    positive = by_score[scores[by_score] > 0]
+    chunks_lexical = [chunk_ids[i] for i in _first_seen(chunk_of_sentence, positive)]
+    best = np.full(len(subs), -np.inf)
+    np.maximum.at(best, paragraph_of_sentence, scores)
     paragraphs_lexical = [subs[i] for i in np.argsort(-best, kind="stable") if best[i] > 0]
     chunks_vector: list[str] = []
     paragraphs_vector: list[str] = []
-    if vector is not None and matrix is not None and len(matrix):
-        query = np.asarray(vector, dtype=np.float32)
-        by_similarity = np.argsort(-(matrix @ query), kind="stable")
-        chunks_vector = list(dict.fromkeys(rows[i][0] for i in by_similarity))
-        sums = np.add.reduceat(matrix if grouped else matrix[order], starts, axis=0)  # one row per paragraph
-        norms = np.linalg.norm(sums, axis=1)
-        sims = (sums @ query) / np.where(norms > 0, norms, 1.0)
-        paragraphs_vector = [subs[i] for i in np.argsort(-sims, kind="stable")]
+    if sims is not None and paragraph_sims is not None:
+        chunks_vector = [chunk_ids[i] for i in _first_seen(chunk_of_sentence, np.argsort(-sims, kind="stable"))]
+        paragraphs_vector = [subs[i] for i in np.argsort(-paragraph_sims, kind="stable")]
     return SentenceEvidence(chunks_lexical, chunks_vector, paragraphs_lexical, paragraphs_vector, chunk_of)

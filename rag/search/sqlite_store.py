@@ -24,9 +24,9 @@ import numpy as np
 
 from rag.documents import Chunk, SourceDocument, SubChunk
 from rag.search.bm25 import query_stems, stemmed
-from rag.search.section_index import Posting, Tokenizer, bm25_scores, top_rows
-from rag.search.sentence_blocks import SentenceBlock, bm25_block_scores, build_block
-from rag.search.sentences import Sentence, SentenceEvidence, chunk_sentences, rank_sentences
+from rag.search.section_index import Posting, SectionStats, Tokenizer, bm25_scores, top_rows
+from rag.search.sentence_blocks import Candidates, StoredBlock, bm25_block_scores, build_block
+from rag.search.sentences import Sentence, SentenceEvidence, chunk_sentences, rank_sentence_arrays
 from rag.search.store import ChunkVectors, EmbeddingMismatch, Filters, StoredDocument
 from rag.search.terms import question_terms
 
@@ -54,7 +54,8 @@ CREATE TABLE IF NOT EXISTS chunks (
     doc_id TEXT NOT NULL REFERENCES documents(doc_id) ON DELETE CASCADE,
     ordinal INTEGER NOT NULL,
     heading_path TEXT NOT NULL,
-    text TEXT NOT NULL,
+    text TEXT,   -- NULL when `parts` rebuilds it from the sub-chunks' texts: the text is stored once
+    parts TEXT,  -- JSON: the chunk's text as sub-chunk ordinals and the strings between them (headings, breaks)
     page INTEGER
 );
 CREATE INDEX IF NOT EXISTS chunks_doc ON chunks(doc_id);
@@ -89,14 +90,14 @@ CREATE TABLE IF NOT EXISTS section_postings (
 CREATE INDEX IF NOT EXISTS section_postings_doc ON section_postings(doc);
 -- the sentences' stems (Snowball), with their sentence frequency
 CREATE TABLE IF NOT EXISTS vocabulary (id INTEGER PRIMARY KEY, term TEXT NOT NULL UNIQUE, df INTEGER NOT NULL);
+-- per section: its sentences (rag/search/sentence_blocks.py)
 CREATE TABLE IF NOT EXISTS sentence_blocks (
     chunk INTEGER PRIMARY KEY REFERENCES chunks(id) ON DELETE CASCADE,
     subs TEXT NOT NULL,
-    owner BLOB NOT NULL,
+    meta BLOB NOT NULL,
     tokens BLOB NOT NULL,
-    head_lens BLOB NOT NULL,
-    body_lens BLOB NOT NULL,
-    vectors BLOB NOT NULL
+    vectors BLOB NOT NULL,
+    scales BLOB NOT NULL
 );
 """
 
@@ -121,6 +122,7 @@ class _Sections:
     matrix: np.ndarray  # float32 vectors
     doc_of: np.ndarray  # index into `docs` per section
     docs: list[tuple[frozenset[str], frozenset[str]]]  # (tags, groups) of each document, lowercased
+    stats: SectionStats
 
 
 class SQLiteKnowledgeStore:
@@ -155,6 +157,8 @@ class SQLiteKnowledgeStore:
             raise RuntimeError(f"cannot open the knowledge store {path}: {exc}") from exc
         self._lock = threading.RLock()
         self._sections: _Sections | None = None
+        self._row_of: dict[str, int] = {}
+        self._chunk_id_of: dict[int, str] = {}
         self._stats: dict[str, int] = {}
         self._mask_cache: dict[Filters, np.ndarray] = {}
         self._loaded_version: tuple[int, int] | None = None
@@ -204,9 +208,12 @@ class SQLiteKnowledgeStore:
                     " metadata, ingested_at) VALUES (?,?,?,?,?,?,?,?,?,?)", row).lastrowid
                 sections: list[tuple[int, str, str]] = []
                 for chunk in chunks:
+                    parts = text_parts(chunk)
                     cur = self._db.execute(
-                        "INSERT INTO chunks(chunk_id, doc_id, ordinal, heading_path, text, page) VALUES (?,?,?,?,?,?)",
-                        (chunk.chunk_id, chunk.doc_id, chunk.ordinal, json.dumps(chunk.heading_path), chunk.text,
+                        "INSERT INTO chunks(chunk_id, doc_id, ordinal, heading_path, text, parts, page)"
+                        " VALUES (?,?,?,?,?,?,?)",
+                        (chunk.chunk_id, chunk.doc_id, chunk.ordinal, json.dumps(chunk.heading_path),
+                         chunk.text if parts is None else None, None if parts is None else json.dumps(parts),
                          chunk.page))
                     assert cur.lastrowid is not None
                     sections.append((cur.lastrowid, chunk.heading_text, chunk.text))
@@ -236,7 +243,9 @@ class SQLiteKnowledgeStore:
 
     def _write_sentences(self, chunks: list[Chunk], rows: list[int], sentences: list[Sentence], vectors: np.ndarray,
                          stats: dict[str, int]) -> None:
-        stems = [(stemmed(s.head), stemmed(s.text)) for s in sentences]
+        heads: dict[str, list[str]] = {}  # a paragraph's sentences share its head: stemmed once
+        stems = [(heads[s.head] if s.head in heads else heads.setdefault(s.head, stemmed(s.head)), stemmed(s.text))
+                 for s in sentences]
         df: Counter[str] = Counter()
         for head, body in stems:
             df.update(set(head) | set(body))
@@ -252,9 +261,9 @@ class SQLiteKnowledgeStore:
                 continue
             block = build_block([sentences[i].sub_id for i in picked], [[ids[t] for t in stems[i][0]] for i in picked],
                                 [[ids[t] for t in stems[i][1]] for i in picked], vectors[picked])
-            blocks.append((row, *block.encode()))
-        self._db.executemany("INSERT INTO sentence_blocks(chunk, subs, owner, tokens, head_lens, body_lens, vectors)"
-                             " VALUES (?,?,?,?,?,?,?)", blocks)
+            blocks.append((row, *block.row()))
+        self._db.executemany("INSERT INTO sentence_blocks(chunk, subs, meta, tokens, vectors, scales)"
+                             " VALUES (?,?,?,?,?,?)", blocks)
         stats["sentences"] += len(sentences)
         stats["sentence_tokens"] += sum(len(h) + len(b) for h, b in stems)
 
@@ -291,16 +300,15 @@ class SQLiteKnowledgeStore:
             stats["sections"] -= len(counts)
             stats["section_tokens"] -= int(counts.sum())
         gone: Counter[int] = Counter()
-        for block in self._db.execute(
-                "SELECT subs, owner, tokens, head_lens, body_lens, vectors FROM sentence_blocks WHERE chunk IN"
-                " (SELECT id FROM chunks WHERE doc_id=?)", (doc_id,)):
-            sentences = SentenceBlock.decode(*block)
-            stats["sentences"] -= len(sentences.owner)
-            stats["sentence_tokens"] -= int(sentences.lengths.sum())
-            start = 0
-            for length in sentences.lengths:
-                gone.update(set(sentences.tokens[start:start + int(length)].tolist()))
-                start += int(length)
+        blocks = [StoredBlock(*row) for row in self._db.execute(
+            "SELECT subs, meta, tokens, vectors, scales FROM sentence_blocks WHERE chunk IN"
+            " (SELECT id FROM chunks WHERE doc_id=?)", (doc_id,))]
+        if blocks:
+            sentences = Candidates.join(blocks, None)
+            stats["sentences"] -= len(sentences)
+            stats["sentence_tokens"] -= int((sentences.head_lens + sentences.body_lens).sum())
+            for terms in sentences.sentence_terms():
+                gone.update(terms)
         if gone:
             self._db.executemany("UPDATE vocabulary SET df = df - ? WHERE id = ?", [(n, t) for t, n in gone.items()])
         self._db.execute("DELETE FROM sentence_blocks WHERE chunk IN (SELECT id FROM chunks WHERE doc_id=?)",
@@ -374,15 +382,15 @@ class SQLiteKnowledgeStore:
         dim = max((len(v) // len(r) for v, r in zip(vectors, row_ids, strict=True) if len(r)), default=0)
         matrix = (np.concatenate(vectors).reshape(len(all_rows), dim)[order] if len(all_rows)
                   else np.zeros((0, 0), dtype=np.float32))
-        self._sections = _Sections(
-            rows=all_rows[order], ids=[ids[i] for i in order],
-            lengths=(np.concatenate([np.frombuffer(r[2], dtype=np.int64) for r in rows])[order] if rows
-                     else np.zeros(0, dtype=np.int64)),
-            matrix=matrix,
-            doc_of=np.repeat(np.arange(len(rows)), [len(r) for r in row_ids])[order],
-            docs=docs)
-        self._row_of = {cid: int(row) for cid, row in zip(self._sections.ids, self._sections.rows, strict=True)}
         self._stats = self._read_stats()
+        lengths = (np.concatenate([np.frombuffer(r[2], dtype=np.int64) for r in rows])[order] if rows
+                   else np.zeros(0, dtype=np.int64))
+        self._sections = _Sections(
+            rows=all_rows[order], ids=[ids[i] for i in order], lengths=lengths, matrix=matrix,
+            doc_of=np.repeat(np.arange(len(rows)), [len(r) for r in row_ids])[order], docs=docs,
+            stats=SectionStats.of(all_rows[order], lengths, self._stats["sections"], self._stats["section_tokens"]))
+        self._row_of = {cid: int(row) for cid, row in zip(self._sections.ids, self._sections.rows, strict=True)}
+        self._chunk_id_of = {row: cid for cid, row in self._row_of.items()}
         self._mask_cache.clear()
         self._loaded_version = version
         return self._sections
@@ -441,11 +449,9 @@ class SQLiteKnowledgeStore:
             for term, rows, head, body in self._db.execute(
                     "SELECT term, rows, head, body FROM section_postings"
                     f" WHERE term IN ({','.join('?' * len(distinct))}) ORDER BY term, doc", distinct):
-                postings[term].append(Posting(np.frombuffer(rows, dtype=np.int64), np.frombuffer(head, dtype=np.uint16),
+                postings[term].append(Posting(np.frombuffer(rows, dtype=np.int32), np.frombuffer(head, dtype=np.uint16),
                                               np.frombuffer(body, dtype=np.uint16)))
-            scores, matched = bm25_scores([postings[t] for t in phrases], self._stats["sections"],
-                                          self._stats["section_tokens"], sections.rows, sections.lengths,
-                                          _SECTION_WEIGHTS)
+            scores, matched = bm25_scores([postings[t] for t in phrases], sections.stats, _SECTION_WEIGHTS)
             mask = self._mask(filters)
             top = top_rows(scores, matched if mask is None else matched & mask, limit)
             return [(sections.ids[i], float(scores[i])) for i in top]
@@ -460,28 +466,28 @@ class SQLiteKnowledgeStore:
             return SentenceEvidence([], [], [], [], {})
         terms = query_stems(query)
         with self._lock:
-            self._refresh()
+            dim = self._refresh().matrix.shape[1]
             wanted = sorted({self._row_of[c] for c in chunk_ids if c in self._row_of})
             blocks = self._db.execute(
-                "SELECT b.chunk, c.chunk_id, b.subs, b.owner, b.tokens, b.head_lens, b.body_lens, b.vectors"
-                " FROM sentence_blocks b JOIN chunks c ON c.id = b.chunk"
-                f" WHERE b.chunk IN ({','.join('?' * len(wanted))}) ORDER BY b.chunk", wanted
-            ).fetchall() if wanted else []
+                "SELECT chunk, subs, meta, tokens, vectors, scales FROM sentence_blocks"
+                f" WHERE chunk IN ({','.join('?' * len(wanted))}) ORDER BY chunk", wanted).fetchall() if wanted else []
             ids = self._lookup(terms) if terms else {}
             df = dict(self._db.execute(f"SELECT id, df FROM vocabulary WHERE id IN ({','.join('?' * len(ids))})",
                                        list(ids.values())).fetchall()) if ids else {}
-            n_docs, tokens = self._stats["sentences"], self._stats["sentence_tokens"]
-        decoded = [SentenceBlock.decode(*row[2:]) for row in blocks]
-        rows = [(row[1], block.subs[i]) for row, block in zip(blocks, decoded, strict=True) for i in block.owner]
-        if not rows:
+            n_docs, n_tokens = self._stats["sentences"], self._stats["sentence_tokens"]
+        if not blocks:
             return SentenceEvidence([], [], [], [], {})
-        avg_len = tokens / n_docs if n_docs else 0.0
-        scores = bm25_block_scores([ids[t] for t in terms if t in ids], decoded, df, n_docs, avg_len)
-        matrix = None
+        sentences = Candidates.join([StoredBlock(*row[1:]) for row in blocks], dim)
+        avg_len = n_tokens / n_docs if n_docs else 0.0
+        scores = bm25_block_scores([ids[t] for t in terms if t in ids], sentences, df, n_docs, avg_len)
+        sims = paragraph_sims = None
         if vector is not None:
-            matrix = np.concatenate([b.vectors for b in decoded]).astype(np.float32)
-            self._check_dims(matrix.shape[1], len(vector))
-        return rank_sentences(rows, scores, matrix, vector)
+            self._check_dims(dim, len(vector))
+            direction = np.asarray(vector, dtype=np.float32)
+            sims, paragraph_sims = sentences.vectors @ direction, sentences.paragraph_sims(direction)
+        return rank_sentence_arrays([self._chunk_id_of[row[0]] for row in blocks], sentences.chunk_of_sentence,
+                                    sentences.subs, sentences.paragraph_of_sentence, sentences.chunk_of_paragraph,
+                                    scores, sims, paragraph_sims)
 
     def get_chunks(self, chunk_ids: list[str]) -> list[Chunk]:
         if not chunk_ids:
@@ -490,7 +496,7 @@ class SQLiteKnowledgeStore:
         with self._lock:
             rows = self._db.execute(
                 "SELECT c.chunk_id, c.doc_id, c.ordinal, c.heading_path, c.text, c.page, d.title, d.url, d.updated,"
-                f" d.content_hash, d.tags, d.groups FROM chunks c JOIN documents d ON d.doc_id = c.doc_id"
+                f" d.content_hash, d.tags, d.groups, c.parts FROM chunks c JOIN documents d ON d.doc_id = c.doc_id"
                 f" WHERE c.chunk_id IN ({marks})", chunk_ids).fetchall()
             subs = self._db.execute(
                 "SELECT sub_id, chunk_id, ordinal, kind, text, heading_path, page FROM subchunks"
@@ -500,12 +506,20 @@ class SQLiteKnowledgeStore:
             by_chunk.setdefault(chunk_id, []).append(
                 SubChunk(sub_id, chunk_id, ordinal, kind, text, json.loads(path), page))
         chunks = {
-            r[0]: Chunk(chunk_id=r[0], doc_id=r[1], ordinal=r[2], heading_path=json.loads(r[3]), text=r[4], page=r[5],
+            r[0]: Chunk(chunk_id=r[0], doc_id=r[1], ordinal=r[2], heading_path=json.loads(r[3]),
+                        text=r[4] if r[12] is None else joined_parts(json.loads(r[12]), by_chunk.get(r[0], [])),
+                        page=r[5],
                         title=r[6], url=r[7], updated=r[8], content_hash=r[9], tags=json.loads(r[10]),
                         groups=json.loads(r[11]), subchunks=by_chunk.get(r[0], []))
             for r in rows
         }
         return [chunks[c] for c in chunk_ids if c in chunks]
+
+    def section_vectors(self) -> tuple[list[str], np.ndarray]:
+        """Every section's chunk id and vector (read-only), as searched: to export them, e.g. to a baseline."""
+        with self._lock:
+            sections = self._refresh()
+            return list(sections.ids), sections.matrix
 
     def sentence_df(self) -> dict[str, int]:
         """Stem -> number of stored sentences holding it (for checks and tests)."""
@@ -515,6 +529,33 @@ class SQLiteKnowledgeStore:
     def close(self) -> None:
         with self._lock:
             self._db.close()
+
+
+def text_parts(chunk: Chunk) -> list[str | int] | None:
+    """The chunk's text as its sub-chunks (by ordinal) and the strings between them, or None when it is not made
+    of them (then the text is stored as is). The Chunker joins the sub-chunks' texts with the sub-headings they
+    fall under: stored whole, every paragraph was on disk twice (a fifth of the file)."""
+    ordinals = [sub.ordinal for sub in chunk.subchunks]
+    if len(set(ordinals)) != len(ordinals):
+        return None
+    parts: list[str | int] = []
+    position = 0
+    for sub in chunk.subchunks:
+        at = chunk.text.find(sub.text, position)
+        if at < 0 or not sub.text:
+            return None
+        if at > position:
+            parts.append(chunk.text[position:at])
+        parts.append(sub.ordinal)
+        position = at + len(sub.text)
+    if position < len(chunk.text):
+        parts.append(chunk.text[position:])
+    return parts if joined_parts(parts, chunk.subchunks) == chunk.text else None
+
+
+def joined_parts(parts: list[str | int], subs: list[SubChunk]) -> str:
+    texts = {sub.ordinal: sub.text for sub in subs}
+    return "".join(p if isinstance(p, str) else texts[p] for p in parts)
 
 
 def _layout(path: Path) -> tuple[int, bool]:

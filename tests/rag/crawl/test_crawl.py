@@ -47,8 +47,9 @@ def stored(core: Core) -> dict[str, str]:
     """doc_id → all chunk text of the document."""
     texts: dict[str, str] = {d.doc_id: "" for d in core.store.documents()}
     with sqlite3.connect(core.store.path) as db:  # type: ignore[attr-defined]
-        for doc_id, text in db.execute("SELECT doc_id, text FROM chunks ORDER BY doc_id, ordinal"):
-            texts[doc_id] += text + "\n"
+        ids = [cid for (cid,) in db.execute("SELECT chunk_id FROM chunks ORDER BY doc_id, ordinal")]
+    for chunk in core.store.get_chunks(ids):  # the store keeps a chunk's text as its paragraphs (issue 21)
+        texts[chunk.doc_id] += chunk.text + "\n"
     return texts
 
 

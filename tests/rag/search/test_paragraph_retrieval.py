@@ -119,7 +119,12 @@ def test_mongo_sentence_evidence_is_the_sqlite_stores(core: Core) -> None:
         ours, theirs = mongo.sentence_evidence(question, vector, chunk_ids), core.store.sentence_evidence(
             question, vector, chunk_ids)
         assert ours.paragraphs_lexical and ours.paragraphs_vector
-        assert ours == theirs  # same statistics, same stored vectors: the same paragraph rankings
+        # Same statistics, same vectors: the same rankings. SQLite keeps sentence vectors in int8 (issue 21), which
+        # may swap near-ties far down the paragraphs' vector ranking (here past rank 50 of 82), never the top.
+        assert ours.paragraphs_vector[:10] == theirs.paragraphs_vector[:10]
+        assert sorted(ours.paragraphs_vector) == sorted(theirs.paragraphs_vector)
+        assert (ours.chunks_lexical, ours.chunks_vector, ours.paragraphs_lexical, ours.chunk_of) == (
+            theirs.chunks_lexical, theirs.chunks_vector, theirs.paragraphs_lexical, theirs.chunk_of)
         assert mongo.sentence_rankings(question, vector, chunk_ids) == (ours.chunks_lexical, ours.chunks_vector)
     finally:
         mongo.close()

@@ -12,7 +12,7 @@ from rag.documents import Block, Chunk, SourceDocument
 from rag.ingest.chunking import Chunker
 from rag.search.embedding import WordLlamaEmbedder
 from rag.search.sentences import chunk_sentences
-from rag.search.sqlite_store import SQLiteKnowledgeStore, fts_query
+from rag.search.sqlite_store import SQLiteKnowledgeStore, fts_query, joined_parts, text_parts
 from rag.search.store import ChunkVectors, EmbeddingMismatch, Filters
 
 
@@ -158,3 +158,23 @@ def test_store_from_another_layout_is_refused_clearly(tmp_path: Path) -> None:
     old.close()
     with pytest.raises(RuntimeError, match="ingest the documents again"):
         SQLiteKnowledgeStore(path)
+
+
+def test_chunk_text_is_stored_once_and_read_back_whole(tmp_path: Path, embedder: WordLlamaEmbedder) -> None:
+    doc = SourceDocument(doc_id="m", title="Manual", blocks=[
+        Block("heading", "Income", 1), Block("paragraph", "Wages count."),
+        Block("heading", "Earned", 2), Block("paragraph", "Tips count too.\n\nSo do bonuses."),
+        Block("heading", "Unearned", 2), Block("paragraph", "Wages count.")])  # a repeated paragraph
+    chunks = Chunker().chunk(doc)
+    assert any(text_parts(c) for c in chunks) and all(joined_parts(text_parts(c) or [], c.subchunks) == c.text
+                                                        for c in chunks)
+    odd = Chunker().chunk(_doc("odd", "Some text."))[0]
+    odd.text = "a summary that is not its paragraphs"
+    assert text_parts(odd) is None  # kept as it is
+    store = SQLiteKnowledgeStore(tmp_path / "k.sqlite3")
+    store.replace_document(doc, chunks, _vectors(chunks, embedder))
+    store.replace_document(_doc("odd", "Some text."), [odd], _vectors([odd], embedder))
+    assert [c.text for c in store.get_chunks([c.chunk_id for c in chunks] + ["odd::0"])] == [
+        *(c.text for c in chunks), odd.text]
+    stored = store._db.execute("SELECT COUNT(*) FROM chunks WHERE text IS NULL").fetchone()[0]
+    assert stored == len(chunks)  # only the odd one keeps its own copy
