@@ -12,6 +12,7 @@ The first read starts in the background when the server starts.
 from __future__ import annotations
 
 import bisect
+import sys
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -39,9 +40,14 @@ class Fact:
     @classmethod
     def of(cls, record: AnswerRecord) -> Fact:
         parts = record.conversation_key.split("|")
-        return cls(record.answer_id, record.created, record.kind, record.latency_ms, record.platform,
-                   f"{record.platform}:{parts[2] if len(parts) > 2 else ''}",
-                   tuple(dict.fromkeys(c.doc_id for c in record.citations)))
+        # Interned: a few platforms, channels and documents repeat over every answer (docs/admin-page.md: memory)
+        return cls(record.answer_id, record.created, sys.intern(record.kind), record.latency_ms,
+                   sys.intern(record.platform), sys.intern(f"{record.platform}:{parts[2] if len(parts) > 2 else ''}"),
+                   tuple(dict.fromkeys(sys.intern(c.doc_id) for c in record.citations)))
+
+
+def _key(fact: Fact) -> tuple[str, str]:
+    return fact.created, fact.answer_id
 
 
 def _row(fact: Fact) -> Row:
@@ -59,7 +65,6 @@ class Snapshot:
         self._lock = threading.Lock()
         self._ids: set[str] = set()
         self._facts: list[Fact] = []  # by (created, answer_id)
-        self._keys: list[tuple[str, str]] = []  # the same order, for bisect
         self._ratings: dict[tuple[str, str], FeedbackRecord] = {}  # (answer id, user) -> the rating as it stands
         self._newest_answer: datetime | None = None
         self._table: Table | None = None  # the columns of _facts, made when a view asks after a change
@@ -72,16 +77,14 @@ class Snapshot:
             since = self._newest_answer - OVERLAP if self._newest_answer else None
             new = [Fact.of(r) for r in self.store.answers(since) if r.answer_id not in self._ids]
             if new:
-                new.sort(key=lambda f: (f.created, f.answer_id))
+                new.sort(key=_key)
                 self._ids.update(f.answer_id for f in new)
-                if self._keys and (new[0].created, new[0].answer_id) < self._keys[-1]:  # saved late: sort again
+                if self._facts and _key(new[0]) < _key(self._facts[-1]):  # saved late: sort again
                     self._facts.extend(new)
-                    self._facts.sort(key=lambda f: (f.created, f.answer_id))  # nearly sorted: Timsort is linear
-                    self._keys = [(f.created, f.answer_id) for f in self._facts]
+                    self._facts.sort(key=_key)  # nearly sorted: Timsort is linear
                     self._table, self._pending = None, []
                 else:  # the usual case: everything new came after what is held
                     self._facts.extend(new)
-                    self._keys.extend((f.created, f.answer_id) for f in new)
                     self._pending.extend(new)
                 self._newest_answer = datetime.fromisoformat(self._facts[-1].created)
             since = self._newest_rating - OVERLAP if self._newest_rating else None
@@ -95,7 +98,7 @@ class Snapshot:
     def answers(self, period: Period) -> list[Fact]:
         """The answers of the period, oldest first (what store.answers(period.since) gives, lighter)."""
         with self._lock:
-            start = bisect.bisect_left(self._keys, (_stamp(period.since), "")) if period.since else 0
+            start = bisect.bisect_left(self._facts, (_stamp(period.since), ""), key=_key) if period.since else 0
             facts = self._facts[start:]
         return [f for f in facts if period.includes(f.created)] if period.until else facts
 
