@@ -57,6 +57,8 @@ def fix_for(cause: str) -> str:
         return "the model or deployment name is not served there: check the model / deployment settings"
     if "HTTP 429" in cause:
         return "rate-limited: add another key or endpoint, or raise the quota"
+    if "max_completion_tokens" in cause or "temperature" in cause:
+        return "a reasoning model (o-series, gpt-5): set NAVIBOT_OPENAI_REASONING_EFFORT=low"
     if "unusable reply" in cause:
         return ("the model's reply was not the JSON asked for: try NAVIBOT_OPENAI_STRUCTURED_OUTPUT=json_object or "
                 "prompt, or a larger model")

@@ -135,6 +135,10 @@ class ProviderSettings(BaseSettings):
         default="json_schema", description="How replies are made JSON: a strict JSON schema, JSON mode, or only "
                                            "the prompt's instruction, for servers that refuse both (the reply is "
                                            "read tolerantly either way; an unreadable one is the offline fallback).")
+    openai_reasoning_effort: Literal["", "minimal", "low", "medium", "high"] = Field(
+        default="", description="Set for a reasoning model (o-series, gpt-5), which refuses temperature and "
+                                "max_tokens: it then gets max_completion_tokens and this effort (minimal or low "
+                                "keeps a navigator's wait short). Empty for a chat model.")
     openai_failover_order: Literal["random", "listed"] = Field(
         default="random", description="Try the endpoints in a random order, or as listed (Azure endpoints first, "
                                       "then NAVIBOT_OPENAI_BASE_URLS: e.g. a local server first, a hosted one "

@@ -99,7 +99,8 @@ def make_rewriter(settings: Settings, titles: CachedTitles) -> Rewriter:
     if settings.llm == "openai":
         from rag.providers.openai_chat import OpenAIRewriter
 
-        return OpenAIRewriter(openai_failover(settings), offline, settings.openai_structured_output)
+        return OpenAIRewriter(openai_failover(settings), offline, settings.openai_structured_output,
+                              settings.openai_reasoning_effort)
     return offline
 
 
@@ -117,8 +118,9 @@ def make_answerer(settings: Settings, embedder: Embedder, glossary: Glossary | N
     if settings.llm == "openai":
         from rag.providers.openai_chat import OpenAIAnswerer
 
-        return FallbackAnswerer(OpenAIAnswerer(openai_failover(settings), settings.openai_structured_output),
-                                extractive)
+        chat = OpenAIAnswerer(openai_failover(settings), settings.openai_structured_output,
+                              settings.openai_reasoning_effort)
+        return FallbackAnswerer(chat, extractive)
     return extractive
 
 

@@ -36,6 +36,7 @@ from rag.providers.prompts import (
 )
 
 StructuredOutput = Literal["json_schema", "json_object", "prompt"]
+REASONING_TOKENS = 4096  # a reasoning model's thinking counts against max_completion_tokens
 Message = dict[str, str]
 
 _FENCE = re.compile(r"^```[a-zA-Z]*\s*|\s*```$")
@@ -88,15 +89,20 @@ def tolerant_json(text: str | None) -> dict[str, Any]:
 
 
 def chat_json(target: Target, model: str, messages: list[Message], mode: StructuredOutput, schema_name: str,
-              schema: dict[str, Any], max_tokens: int, timeout: float) -> dict[str, Any]:
-    """One chat completion at temperature 0, no tools; the reply read by `tolerant_json`."""
+              schema: dict[str, Any], max_tokens: int, timeout: float, reasoning_effort: str = "") -> dict[str, Any]:
+    """One chat completion, no tools; the reply read by `tolerant_json`. A chat model runs at temperature 0 with
+    `max_tokens`. A reasoning model (o-series, gpt-5: `reasoning_effort` set) refuses both: it gets
+    `max_completion_tokens`, with room for its reasoning, and the effort asked for."""
     extra: dict[str, Any] = {}
     fmt = response_format(mode, schema_name, schema)
     if fmt is not None:
         extra["response_format"] = fmt
+    if reasoning_effort:
+        extra.update(max_completion_tokens=max_tokens + REASONING_TOKENS, reasoning_effort=reasoning_effort)
+    else:
+        extra.update(temperature=0, max_tokens=max_tokens)
     response = target.client.chat.completions.create(
-        model=model, messages=messages, temperature=0, max_tokens=max_tokens, timeout=timeout,  # type: ignore[arg-type]
-        **extra)
+        model=model, messages=messages, timeout=timeout, **extra)  # type: ignore[arg-type]
     if not response.choices:
         raise BadReply("no choices in the reply")
     choice = response.choices[0]
@@ -137,9 +143,11 @@ class OpenAIAnswerer:
     """The answer written by a chat model from the retrieved sections. Raises AnswerUnavailable when no endpoint
     gives a usable reply (the caller falls back to the extractive answer)."""
 
-    def __init__(self, failover: Failover[Target], mode: StructuredOutput = "json_schema") -> None:
+    def __init__(self, failover: Failover[Target], mode: StructuredOutput = "json_schema",
+                 reasoning_effort: str = "") -> None:
         self.failover = failover
         self.mode = mode
+        self.reasoning_effort = reasoning_effort
 
     def answer(self, request: AnswerRequest) -> Draft:
         messages = answer_messages(request)
@@ -148,7 +156,7 @@ class OpenAIAnswerer:
 
         def call(target: Target, timeout: float) -> Draft:
             data = chat_json(target, target.models.answer, messages, self.mode, "navibot_answer", ANSWER_SCHEMA,
-                             MAX_ANSWER_TOKENS, timeout)
+                             MAX_ANSWER_TOKENS, timeout, self.reasoning_effort)
             text, cited = data.get("answer"), data.get("citations", [])
             if not isinstance(text, str) or not isinstance(cited, list):
                 raise BadReply("the reply lacks 'answer' text or a 'citations' list")
@@ -167,10 +175,11 @@ class OpenAIRewriter:
     there is no history)."""
 
     def __init__(self, failover: Failover[Target], fallback: Rewriter,
-                 mode: StructuredOutput = "json_schema") -> None:
+                 mode: StructuredOutput = "json_schema", reasoning_effort: str = "") -> None:
         self.failover = failover
         self.fallback = fallback
         self.mode = mode
+        self.reasoning_effort = reasoning_effort
 
     def rewrite(self, question: str, history: Sequence[Exchange]) -> Rewrite:
         question = question.strip()
@@ -182,7 +191,7 @@ class OpenAIRewriter:
 
         def call(target: Target, timeout: float) -> str:
             standalone = chat_json(target, target.models.rewrite, messages, self.mode, "navibot_rewrite",
-                                   REWRITE_SCHEMA, MAX_REWRITE_TOKENS, timeout).get("question")
+                                   REWRITE_SCHEMA, MAX_REWRITE_TOKENS, timeout, self.reasoning_effort).get("question")
             if not isinstance(standalone, str) or not standalone.strip():
                 raise BadReply("no question in the reply")
             return " ".join(standalone.split())

@@ -50,10 +50,17 @@ def strict_schema_problem(schema: Any, where: str = "response_format.json_schema
     return None
 
 
-def chat_problem(body: dict[str, Any]) -> str | None:
+def chat_problem(body: dict[str, Any], reasoning: bool = False) -> str | None:
     extra = sorted(set(body) - CHAT_FIELDS)
     if extra:
         return f"Unrecognized request argument supplied: {extra[0]}"
+    if reasoning and "max_tokens" in body:  # o-series and gpt-5 models, as the API words it
+        return ("Unsupported parameter: 'max_tokens' is not supported with this model. Use "
+                "'max_completion_tokens' instead.")
+    if reasoning and body.get("temperature", 1) != 1:
+        return "Unsupported value: 'temperature' does not support 0 with this model. Only the default (1) value."
+    if body.get("reasoning_effort") not in (None, "minimal", "low", "medium", "high"):
+        return "Invalid value for 'reasoning_effort'"
     if not isinstance(body.get("model"), str) or not body["model"]:
         return "you must provide a model parameter"
     messages = body.get("messages")
@@ -113,6 +120,7 @@ class FakeOpenAI(FakeServer):
         self.ignores_schema = False
         self.embed_body: dict[str, Any] | None = None  # replaces the embeddings reply (a broken server)
         self.refused_keys: set[str] = set()
+        self.reasoning_models: set[str] = set()  # models (Azure: deployments) that refuse temperature, max_tokens
         self.bearer_tokens = {"entra-token-1"}  # Azure: Entra access tokens accepted
 
     def reset(self) -> None:
@@ -121,6 +129,7 @@ class FakeOpenAI(FakeServer):
         self.ignores_schema = False
         self.embed_body = None
         self.refused_keys = set()
+        self.reasoning_models = set()
 
     def routes(self) -> list[web.RouteDef]:
         if self.flavour == "azure":
@@ -171,7 +180,9 @@ class FakeOpenAI(FakeServer):
 
     async def chat(self, request: web.Request) -> web.Response:
         body, failure = await self._begin(request)
-        failure = failure or self.unauthorised(request) or self.malformed(chat_problem(body))
+        model = request.match_info.get("deployment") or body.get("model")
+        reasoning = model in self.reasoning_models
+        failure = failure or self.unauthorised(request) or self.malformed(chat_problem(body, reasoning))
         if failure is not None:
             return failure
         as_gemini = {"contents": [{"parts": [{"text": self.text_of(body)}]}]}
@@ -181,7 +192,6 @@ class FakeOpenAI(FakeServer):
             text = (self.reply or (lambda _: FakeGemini.default_answer(as_gemini)))(body)
         if self.ignores_schema:
             text = f"Sure! Here is the answer in JSON:\n```json\n{text}\n```\nLet me know if you need more."
-        model = request.match_info.get("deployment") or body["model"]
         return web.json_response({
             "id": "chatcmpl-fake", "object": "chat.completion", "created": 0, "model": model,
             "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop",

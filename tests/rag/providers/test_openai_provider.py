@@ -15,7 +15,7 @@ from pydantic import SecretStr, ValidationError
 from bot.cli.main import main
 from bot.config.settings import Settings
 from bot.port import ReplyKind, Turn
-from bot.wiring.choose_models import make_embedder, openai_failover
+from bot.wiring.choose_models import make_answerer, make_embedder, openai_failover
 from bot.wiring.runtime import Core, build_bot, build_core
 from rag.answer.answerer import UNAVAILABLE_NOTICE, FallbackAnswerer
 from rag.answer.extractive import ExtractiveAnswerer
@@ -396,3 +396,22 @@ def test_azure_with_a_microsoft_entra_app_from_settings(demo: Core, azure: FakeO
     outcome = engine_with(demo, openai_failover(settings)).answer(STUDENTS, [], MOOD)
     assert outcome.text.endswith(UNAVAILABLE_NOTICE) and "invalid_client" in outcome.fallbacks[0]
     assert "entra-secret-do-not-log" not in caplog.text + " ".join(outcome.fallbacks)
+
+
+def test_a_reasoning_model_gets_max_completion_tokens_and_its_effort(demo: Core, azure: FakeOpenAI) -> None:
+    """o-series and gpt-5 deployments refuse temperature and max_tokens (HTTP 400, not retried elsewhere):
+    NAVIBOT_OPENAI_REASONING_EFFORT makes the request one they accept."""
+    azure.reasoning_models = {"answers"}
+    base = {"llm": "openai", "azure_openai_endpoints": [azure.url], "azure_openai_api_keys": [SecretStr(KEY)],
+            "azure_openai_deployment": "answers"}
+    outcome = engine_with(demo, openai_failover(Settings(**base))).answer(STUDENTS, [], MOOD)
+    assert outcome.text.endswith(UNAVAILABLE_NOTICE) and "Use 'max_completion_tokens'" in outcome.fallbacks[0]
+    azure.refused.clear()
+    settings = Settings(**base, openai_reasoning_effort="low")
+    answerer = make_answerer(settings, demo.embedder)
+    engine = Engine(demo.retriever, HeuristicRewriter(), answerer)
+    outcome = engine.answer(STUDENTS, [], MOOD)
+    assert outcome.kind == "answer" and outcome.fallbacks == []
+    body = azure.calls[-1].body
+    assert body["reasoning_effort"] == "low" and body["max_completion_tokens"] == 1024 + 4096
+    assert "temperature" not in body and "max_tokens" not in body
