@@ -18,6 +18,7 @@ from bot.server.admin.period import Period
 from bot.server.admin.snapshot import Snapshot
 
 TOP_CHANNELS = 20  # the channels table shows the busiest ones
+CHART_CHANNELS = 10  # and the chart the ten busiest
 
 
 def channel_name(platform: str, conversation_key: str) -> str:
@@ -50,13 +51,17 @@ class Overview:
     channel_count: int = 0
 
     def chart_data(self) -> dict[str, Any]:
-        """What admin.js draws: per day, the questions (answered / not answered); by platform, the two rates."""
+        """What admin.js draws: per day and per busy channel, the questions (answered / not answered); by
+        platform, the two rates."""
         return {"days": [d.day for d in self.total.days],
                 "answered": [d.answered for d in self.total.days],
                 "not_answered": [d.not_answered for d in self.total.days],
                 "platforms": [g.name for g in self.platforms],
                 "platform_answer_rate": [g.stats.as_dict()["answer_rate"] for g in self.platforms],
-                "platform_helpful_rate": [g.stats.as_dict()["helpful_rate"] for g in self.platforms]}
+                "platform_helpful_rate": [g.stats.as_dict()["helpful_rate"] for g in self.platforms],
+                "channels": [g.name for g in self.channels[:CHART_CHANNELS]],
+                "channel_answered": [g.stats.answered for g in self.channels[:CHART_CHANNELS]],
+                "channel_not_answered": [g.stats.not_answered for g in self.channels[:CHART_CHANNELS]]}
 
 
 def compute_overview(snapshot: Snapshot, period: Period) -> Overview:

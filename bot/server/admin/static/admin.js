@@ -39,5 +39,20 @@
                  scales: { y: { beginAtZero: true, max: 100, ticks: { callback: function (v) { return v + "%"; } } } } }
     });
   }
+  var byChannel = document.getElementById("by-channel");
+  if (byChannel) {
+    new Chart(byChannel, {
+      type: "bar",
+      data: {
+        labels: data.channels,
+        datasets: [
+          { label: "Answered", data: data.channel_answered, backgroundColor: answered, stack: "q" },
+          { label: "Not answered", data: data.channel_not_answered, backgroundColor: missed, stack: "q" }
+        ]
+      },
+      options: { indexAxis: "y", responsive: true, maintainAspectRatio: false,
+                 scales: { x: { stacked: true, beginAtZero: true, ticks: { precision: 0 } }, y: { stacked: true } } }
+    });
+  }
   document.body.setAttribute("data-charts", "drawn");
 })();

@@ -93,6 +93,8 @@ async def drive(bot: Bot, settings: Settings, tmp_path: Path, shots: Path | None
             await page.wait_for_selector("body[data-charts=drawn]")
             width = await page.eval_on_selector("#per-day", "c => c.width")
             assert width > 300  # Chart.js sized and drew the canvas
+            for chart in ("#by-platform", "#by-channel"):
+                assert await page.eval_on_selector(chart, "c => c.width") > 100
             if shots:
                 await page.screenshot(path=str(shots / "admin-overview.png"), full_page=True)
 

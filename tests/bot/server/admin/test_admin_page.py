@@ -206,6 +206,7 @@ def test_overview_figures_are_navibot_stats_for_the_same_period(seeded: Bot, tmp
             data = json.loads(re.search(r'id="chart-data">([^<]*)<', html).group(1))  # type: ignore[union-attr]
             assert sum(data["answered"]) == stats.answered and sum(data["not_answered"]) == stats.not_answered
             assert data["platforms"] == ["slack", "teams"]
+            assert data["channels"][0] == "slack:C1" and data["channel_answered"][0] == 3  # the busiest first
             assert "slack:C1" in html and "teams:19:team@thread.tacv2" in html
         with_client(bot, admin_settings(tmp_path, admin_plain_http=True), test)
     if backend == "sqlite":  # the command's own output, for the same period
@@ -389,3 +390,19 @@ def test_the_wait_after_wrong_tokens_ends_and_quiet_addresses_are_forgotten(monk
         attempt(f"10.0.1.{n}", "wrong-token-wrong-token")
         now[0] += 700
     assert len(guard.failures) <= 3  # the quiet ones were forgotten
+
+
+def test_admin_settings_from_the_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("NAVIBOT_ADMIN_PROXY_HEADER", "X-Forwarded-Email")
+    monkeypatch.setenv("NAVIBOT_ADMIN_USERS", " lead@agency.gov, content@agency.gov ,")
+    monkeypatch.setenv("NAVIBOT_ADMIN_PROXY_IPS", "10.0.0.0/8, ::1")
+    settings = Settings(_env_file=None)  # type: ignore[call-arg]
+    assert settings.admin_enabled and settings.admin_token is None
+    assert settings.admin_users == ["lead@agency.gov", "content@agency.gov"]
+    assert settings.admin_proxy_ips == ["10.0.0.0/8", "::1"]
+    monkeypatch.setenv("NAVIBOT_ADMIN_PROXY_IPS", "the-proxy")
+    with pytest.raises(ValueError, match="'the-proxy' is not an IP address or network"):
+        Settings(_env_file=None)  # type: ignore[call-arg]
+    monkeypatch.delenv("NAVIBOT_ADMIN_PROXY_HEADER")
+    monkeypatch.delenv("NAVIBOT_ADMIN_PROXY_IPS")
+    assert not Settings(_env_file=None).admin_enabled  # type: ignore[call-arg]
