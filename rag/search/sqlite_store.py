@@ -97,7 +97,8 @@ CREATE TABLE IF NOT EXISTS sentence_blocks (
     meta BLOB NOT NULL,
     tokens BLOB NOT NULL,
     vectors BLOB NOT NULL,
-    scales BLOB NOT NULL
+    scales BLOB NOT NULL,
+    paragraph_norms BLOB NOT NULL
 );
 """
 
@@ -262,8 +263,8 @@ class SQLiteKnowledgeStore:
             block = build_block([sentences[i].sub_id for i in picked], [[ids[t] for t in stems[i][0]] for i in picked],
                                 [[ids[t] for t in stems[i][1]] for i in picked], vectors[picked])
             blocks.append((row, *block.row()))
-        self._db.executemany("INSERT INTO sentence_blocks(chunk, subs, meta, tokens, vectors, scales)"
-                             " VALUES (?,?,?,?,?,?)", blocks)
+        self._db.executemany("INSERT INTO sentence_blocks(chunk, subs, meta, tokens, vectors, scales,"
+                             " paragraph_norms) VALUES (?,?,?,?,?,?,?)", blocks)
         stats["sentences"] += len(sentences)
         stats["sentence_tokens"] += sum(len(h) + len(b) for h, b in stems)
 
@@ -301,7 +302,7 @@ class SQLiteKnowledgeStore:
             stats["section_tokens"] -= int(counts.sum())
         gone: Counter[int] = Counter()
         blocks = [StoredBlock(*row) for row in self._db.execute(
-            "SELECT subs, meta, tokens, vectors, scales FROM sentence_blocks WHERE chunk IN"
+            "SELECT subs, meta, tokens, vectors, scales, paragraph_norms FROM sentence_blocks WHERE chunk IN"
             " (SELECT id FROM chunks WHERE doc_id=?)", (doc_id,))]
         if blocks:
             sentences = Candidates.join(blocks, None)
@@ -469,7 +470,7 @@ class SQLiteKnowledgeStore:
             dim = self._refresh().matrix.shape[1]
             wanted = sorted({self._row_of[c] for c in chunk_ids if c in self._row_of})
             blocks = self._db.execute(
-                "SELECT chunk, subs, meta, tokens, vectors, scales FROM sentence_blocks"
+                "SELECT chunk, subs, meta, tokens, vectors, scales, paragraph_norms FROM sentence_blocks"
                 f" WHERE chunk IN ({','.join('?' * len(wanted))}) ORDER BY chunk", wanted).fetchall() if wanted else []
             ids = self._lookup(terms) if terms else {}
             df = dict(self._db.execute(f"SELECT id, df FROM vocabulary WHERE id IN ({','.join('?' * len(ids))})",
@@ -484,7 +485,8 @@ class SQLiteKnowledgeStore:
         if vector is not None:
             self._check_dims(dim, len(vector))
             direction = np.asarray(vector, dtype=np.float32)
-            sims, paragraph_sims = sentences.vectors @ direction, sentences.paragraph_sims(direction)
+            sims = sentences.vectors @ direction
+            paragraph_sims = sentences.paragraph_sims(sims)
         return rank_sentence_arrays([self._chunk_id_of[row[0]] for row in blocks], sentences.chunk_of_sentence,
                                     sentences.subs, sentences.paragraph_of_sentence, sentences.chunk_of_paragraph,
                                     scores, sims, paragraph_sims)
