@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import io
 import logging
+import threading
 import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
@@ -69,6 +70,7 @@ class AdminPage:
         self.templates.filters["web_url"] = lambda url: web_url(url, MAX_URL_CHARS)
         self.snapshot = Snapshot(bot.conversations)
         self.warming: asyncio.Task[None] | None = None
+        self.stopping = threading.Event()
         self.gaps_cache: OrderedDict[tuple[tuple[str, str], ...], tuple[float, list[Topic]]] = OrderedDict()
 
     def render(self, name: str, status: int = 200, **context: Any) -> web.Response:
@@ -81,10 +83,12 @@ class AdminPage:
         return view(self.snapshot, period)
 
     def prepare(self) -> None:
-        """The snapshot's first (whole) read, its columns, and the default period's knowledge-gap topics."""
-        self.snapshot.refresh()
-        self.snapshot.table()
-        self.topics(parse_period({}))
+        """The snapshot's first (whole) read, its columns, and the default period's knowledge-gap topics; given up
+        when the server stops meanwhile (the stores are about to close)."""
+        self.snapshot.refresh(self.stopping.is_set)
+        if not self.stopping.is_set():
+            self.snapshot.table()
+            self.topics(parse_period({}))
 
     async def warm_up(self, _app: web.Application) -> None:
         """At start-up, `prepare` runs in the background: the first page view then finds it done, or waits only
@@ -97,7 +101,9 @@ class AdminPage:
         self.warming = asyncio.create_task(read())
 
     async def settle(self, _app: web.Application) -> None:
-        """At shutdown, before the stores close: the start-up read is left to finish (it cannot be cut short)."""
+        """At shutdown, before the stores close: the start-up read stops at its next look (at most CHECK_EVERY
+        answers later) or after the step under way."""
+        self.stopping.set()
         if self.warming is not None:
             await self.warming
 

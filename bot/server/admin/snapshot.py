@@ -14,7 +14,7 @@ from __future__ import annotations
 import bisect
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -23,6 +23,7 @@ from bot.server.admin.figures import Row, Table
 from bot.server.admin.period import Period
 
 OVERLAP = timedelta(minutes=10)
+CHECK_EVERY = 5000  # answers read between two looks at whether the server is stopping
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,11 +72,17 @@ class Snapshot:
         self._pending: list[Fact] = []  # facts newer than the table's last row, not in it yet
         self._newest_rating: datetime | None = None
 
-    def refresh(self) -> None:
-        """Read what was saved or rated since the last refresh (everything, the first time)."""
+    def refresh(self, stopped: Callable[[], bool] = lambda: False) -> None:
+        """Read what was saved or rated since the last refresh (everything, the first time). `stopped` is asked
+        every CHECK_EVERY answers: when it says so (the server is shutting down), nothing read is kept."""
         with self._lock:
             since = self._newest_answer - OVERLAP if self._newest_answer else None
-            new = [Fact.of(r) for r in self.store.answers(since) if r.answer_id not in self._ids]
+            new = []
+            for n, record in enumerate(self.store.answers(since), 1):
+                if record.answer_id not in self._ids:
+                    new.append(Fact.of(record))
+                if n % CHECK_EVERY == 0 and stopped():
+                    return
             if new:
                 new.sort(key=_key)
                 self._ids.update(f.answer_id for f in new)

@@ -101,3 +101,21 @@ def test_the_snapshot_takes_new_and_late_saved_answers_and_changed_ratings() -> 
     snapshot.refresh()
     assert compute_overview(snapshot, period).total.as_dict() == stats_of(list(store.answers()),
                                                                           store._ratings).as_dict()
+
+
+def test_a_first_read_cut_short_by_shutdown_keeps_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    from bot.server.admin import snapshot as snapshot_module
+
+    monkeypatch.setattr(snapshot_module, "CHECK_EVERY", 10)
+    store = random_store(random.Random(5), 50)
+    snapshot = Snapshot(store)  # type: ignore[arg-type]
+    asked: list[int] = []
+
+    def stopping() -> bool:  # "stopping" from the first look on, after 10 answers
+        asked.append(1)
+        return True
+
+    snapshot.refresh(stopping)
+    assert asked == [1] and compute_overview(snapshot, parse_period({"days": "all"})).total.questions == 0
+    snapshot.refresh()
+    assert compute_overview(snapshot, parse_period({"days": "all"})).total.questions == 50
