@@ -21,6 +21,7 @@ class FeedbackPage:
     pages: int
     up_by_document: list[tuple[str, str, int]] = field(default_factory=list)  # (doc_id, title, 👍), most first
     channels: list[str] = field(default_factory=list)  # the channels with ratings in the period, for the filter
+    where: dict[str, str] = field(default_factory=dict)  # answer id -> channel, of this page's 👎
 
 
 def feedback_page(snapshot: Snapshot, period: Period, channel: str | None, page: int) -> FeedbackPage:
@@ -48,4 +49,4 @@ def feedback_page(snapshot: Snapshot, period: Period, channel: str | None, page:
     pages = max(1, -(-down_total // PAGE_SIZE))
     return FeedbackPage(down, down_total, page, pages,
                         [(d, t, n) for (d, t), n in sorted(up.items(), key=lambda item: (-item[1], item[0]))],
-                        sorted(seen_channels))
+                        sorted(seen_channels), {r.answer_id: channels[r.answer_id] for r in down})

@@ -266,6 +266,7 @@ def test_feedback_shows_each_thumbs_down_and_thumbs_up_per_document(seeded: Bot,
         await log_in(client)
         html = await (await client.get(f"/admin/feedback?since={SINCE}")).text()
         assert "It left out the age limit" in html and "Who can get WIC?" in html
+        assert "· teams:19:team@thread.tacv2</p>" in html  # where it was asked
         assert "The rules of WIC for women, infants and children in one paragraph." in html  # its quote
         assert re.search(r"SNAP for college students <span class=\"muted\">demo_kb/snap-students</span></td><td>3",
                          html)
