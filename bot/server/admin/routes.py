@@ -306,6 +306,7 @@ def add_admin_routes(app: web.Application, bot: Bot, settings: Settings) -> bool
     app.on_shutdown.append(page.settle)
     app.middlewares.append(admin_guard)
     app.router.add_get(PREFIX, overview)
+    app.router.add_get(f"{PREFIX}/", overview)  # as a proxy's path prefix routes it
     app.router.add_get(f"{PREFIX}/gaps", gaps)
     app.router.add_get(f"{PREFIX}/gaps.csv", gaps_csv)
     app.router.add_get(f"{PREFIX}/gaps/{{number}}", gap_topic)

@@ -118,6 +118,7 @@ def test_login_sets_a_signed_strict_http_only_secure_cookie(seeded: Bot, tmp_pat
         value = cookie.split(";")[0].split("=", 1)[1]
         headers = {"Cookie": f"__Host-navibot_admin={value}"}  # the test client keeps no Secure cookie on http
         assert (await client.get("/admin", headers=headers)).status == 200
+        assert (await client.get("/admin/", headers=headers)).status == 200
         tampered = value[:-2] + ("AA" if not value.endswith("AA") else "BB")
         assert (await client.get("/admin", headers={"Cookie": f"__Host-navibot_admin={tampered}"},
                                  allow_redirects=False)).status == 303
