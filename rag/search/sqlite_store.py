@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from rag.documents import Chunk, SourceDocument, SubChunk
+from rag.search.blas import single_threaded_blas
 from rag.search.bm25 import query_stems, stemmed
 from rag.search.section_index import Posting, SectionStats, Tokenizer, bm25_scores, top_rows
 from rag.search.sentence_blocks import Candidates, StoredBlock, bm25_block_scores, build_block
@@ -131,6 +132,7 @@ class SQLiteKnowledgeStore:
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
+        single_threaded_blas()  # rag/search/blas.py: small products, one core each
         if str(path) != ":memory:":
             try:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
