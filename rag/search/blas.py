@@ -9,24 +9,18 @@ threadpoolctl (the library scikit-learn uses for this) sets it for the whole pro
 
 from __future__ import annotations
 
+import functools
 import logging
-import threading
 
-from threadpoolctl import threadpool_limits
+from threadpoolctl import threadpool_limits  # type: ignore[import-untyped]
 
 log = logging.getLogger(__name__)
-_lock = threading.Lock()
-_done = False
 
 
+@functools.cache  # once per process (cache_clear() to do it again)
 def single_threaded_blas() -> None:
-    """Limit the process's BLAS libraries to one thread (idempotent; a failure is logged, never raised)."""
-    global _done
-    with _lock:
-        if _done:
-            return
-        _done = True
-        try:
-            threadpool_limits(limits=1, user_api="blas")
-        except Exception as exc:  # noqa: BLE001 - a BLAS we cannot limit only costs speed
-            log.warning("could not limit BLAS to one thread (%s); searches may be slower under load", exc)
+    """Limit the process's BLAS libraries to one thread (a failure is logged, never raised)."""
+    try:
+        threadpool_limits(limits=1, user_api="blas")
+    except Exception as exc:  # noqa: BLE001 - a BLAS we cannot limit only costs speed
+        log.warning("could not limit BLAS to one thread (%s); searches may be slower under load", exc)

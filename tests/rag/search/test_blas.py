@@ -5,15 +5,15 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from threadpoolctl import threadpool_info, threadpool_limits
+from threadpoolctl import threadpool_info, threadpool_limits  # type: ignore[import-untyped]
 
 from rag.search import blas
 from rag.search.sqlite_store import SQLiteKnowledgeStore
 
 
-def test_opening_the_store_limits_blas_to_one_thread(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_opening_the_store_limits_blas_to_one_thread(tmp_path: Path) -> None:
     with threadpool_limits(limits=2, user_api="blas"):  # as numpy starts on a 2-core machine, restored after
-        monkeypatch.setattr(blas, "_done", False)
+        blas.single_threaded_blas.cache_clear()
         SQLiteKnowledgeStore(tmp_path / "k.sqlite3").close()
         assert {pool["num_threads"] for pool in threadpool_info() if pool["user_api"] == "blas"} == {1}
 
@@ -23,9 +23,10 @@ def test_a_blas_that_cannot_be_limited_is_one_warning(monkeypatch: pytest.Monkey
     def broken(**_: object) -> None:
         raise OSError("no such symbol")
 
-    monkeypatch.setattr(blas, "_done", False)
+    blas.single_threaded_blas.cache_clear()
     monkeypatch.setattr(blas, "threadpool_limits", broken)
     blas.single_threaded_blas()
     blas.single_threaded_blas()  # once per process
     assert [r.getMessage() for r in caplog.records] == [
         "could not limit BLAS to one thread (no such symbol); searches may be slower under load"]
+    blas.single_threaded_blas.cache_clear()
