@@ -118,9 +118,16 @@ def main() -> int:
     parser.add_argument("--write", action="store_true", help="update benchmarks/RESULTS.md")
     parser.add_argument("--conversations", type=int, default=25,
                         help="two-turn conversations, one after the other (default 25: 50 turns)")
+    parser.add_argument("--no-compare", action="store_true",
+                        help="skip the same-hour run of bench_providers.py (the Gemini path) for comparison")
     args = parser.parse_args()
     load = machine_load()
     measured, raw, handler_added, counts = run(args.conversations)
+    gemini_added: list[float] = []
+    if not args.no_compare:  # the same machine, the same hour: a shared machine's load moves every figure
+        from benchmarks.bench_providers import run as run_gemini
+
+        gemini_added = run_gemini(args.conversations)[2]
     delay = {"rewrite": CHAT_MS, "retrieve": EMBED_MS, "rerank": RERANK_MS, "generate": CHAT_MS}
     rows = ["| stage | fake server delay | stage time, median | added by the bot, median | added, p95 |",
             "|---|---|---|---|---|"]
@@ -132,6 +139,9 @@ def main() -> int:
     rows.append(f"| turn through the handler (history and answer saved) | all calls of the turn | – | "
                 f"{overhead:.1f} ms | {p95(handler_added):.1f} ms |")
     verdict = "PASS" if overhead < TARGET_MS else "FAIL"
+    compare = (f"The Gemini path (bench_providers.py) run right after, same machine and load: "
+               f"{statistics.median(gemini_added):.1f} ms median, {p95(gemini_added):.1f} ms p95 through the "
+               "handler." if gemini_added else "")
     body = f"""## OpenAI-compatible provider: time added by the bot around the model calls
 
 Measured {datetime.now(UTC):%Y-%m-%d %H:%M} UTC, Python {platform.python_version()}, {load};
@@ -145,7 +155,7 @@ rail). Calls made: {counts['chat calls']} chat completions, {counts['embed calls
 {counts['rerank calls']} reranks; {counts['answers']} of {counts['turns']} turns answered, no fallback taken.
 
 Target: the bot's own overhead around the model calls under {TARGET_MS:.0f} ms median per turn: **{verdict}**
-({overhead:.1f} ms).
+({overhead:.1f} ms). {compare}
 
 {chr(10).join(rows)}
 """

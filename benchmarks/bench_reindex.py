@@ -12,6 +12,7 @@ store of an older layout would rebuild it.
 from __future__ import annotations
 
 import argparse
+import logging
 import platform
 import shutil
 import sys
@@ -52,6 +53,7 @@ def main() -> int:
     source.add_argument("--build", type=int, metavar="CHUNKS", help="build a store of this many chunks first")
     parser.add_argument("--write", action="store_true", help="update benchmarks/RESULTS.md")
     args = parser.parse_args()
+    logging.getLogger().setLevel(logging.WARNING)  # not a line per HTTP request of the fake server
     load = machine_load()
     with tempfile.TemporaryDirectory(prefix="navibot-bench-reindex-") as tmp:
         folder = Path(tmp)
