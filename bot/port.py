@@ -14,7 +14,8 @@ from typing import Any, Protocol
 
 from rag.cite.rail import Citation
 
-__all__ = ["Chat", "ChatBot", "Citation", "FeedbackError", "Reply", "ReplyKind", "StoredAnswer", "Turn", "Vote"]
+__all__ = ["Chat", "ChatBot", "Citation", "FeedbackError", "Reply", "ReplyKind", "StoredAnswer", "Turn", "TurnProgress",
+           "Vote"]
 
 
 class FeedbackError(ValueError):
@@ -118,6 +119,20 @@ class StoredAnswer:
     citations: tuple[Citation, ...] = ()
 
 
+class TurnProgress(Protocol):
+    """What an adapter shows while a question is answered: the stage in words, then, when a language model writes
+    the answer, each sentence once the citation rail passed it (rag/cite/sentence_rail.py). Reports arrive in
+    order, on the adapter's event loop, before `handle` returns; a report that raises is logged and skipped."""
+
+    async def status(self, words: str) -> None:
+        """The stage the answer is at, in words ("Searching the SNAP rules…"); replaces the previous one."""
+        ...
+
+    async def sentence(self, text: str) -> None:
+        """The next verified sentence(s) of a streamed answer, to append to what is shown."""
+        ...
+
+
 class ChatBot(Protocol):
     """What a chat adapter may ask of the bot. Implemented by bot.wiring.runtime.Bot (delegating to the turn
     handler, the conversation store, the observers and the moods); a test may drive an adapter with a fake."""
@@ -127,9 +142,16 @@ class ChatBot(Protocol):
         """The longest feedback reason accepted (the reason form's limit)."""
         ...
 
-    async def handle(self, turn: Turn, mood_override: str | None = None) -> Reply:
+    async def handle(self, turn: Turn, mood_override: str | None = None,
+                     progress: TurnProgress | None = None) -> Reply:
         """Answers a turn (a question or a chat command). Never raises: a failure is an ERROR reply with a trace id.
-        A redelivered event already answered or being answered is a DUPLICATE reply: post nothing."""
+        A redelivered event already answered or being answered is a DUPLICATE reply: post nothing. With `progress`,
+        a question's stages and streamed sentences are reported to it; the reply's text is then what was streamed."""
+        ...
+
+    async def suggested_questions(self) -> list[str]:
+        """Questions to offer a navigator who starts a conversation (the admin's list, or the knowledge base's
+        public topics): Slack's assistant-pane prompts, Teams' suggested actions."""
         ...
 
     async def reply_posted(self, turn: Turn) -> None:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 from typing import Literal, Protocol
 
 from rag.answer.answerer import Answerer, AnswerRequest, StreamingAnswerer
-from rag.answer.budget import note_fallback, turn_budget
+from rag.answer.budget import current_budget, note_fallback, turn_budget
 from rag.answer.evidence import evidence
 from rag.answer.moods import Mood
 from rag.answer.progress import CHECKING, AnswerProgress, searching, writing
@@ -183,12 +183,16 @@ class Engine:
             return stream.whole
         rail = SentenceRail(request.hits, stream.ids, stream.clean)
         pieces = iter(stream.pieces)
+        deadline = current_budget().deadline  # the HTTP timeout bounds each read of a stream, not the whole of it
         try:
             for piece in pieces:
                 if shown := rail.feed(piece):
                     _report(progress.sentence, shown)
                 if rail.state is not RailState.STREAMING:
                     break  # the rest of the model's text will not be shown: stop reading it
+                if deadline.expired:
+                    stream.errors.append("the turn's time ran out while the model was writing")
+                    break
         finally:
             close = getattr(pieces, "close", None)
             if close is not None:

@@ -34,6 +34,7 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.signature import SignatureVerifier
 from slack_sdk.web.async_client import AsyncWebClient
 
+from adapters.slack.assistant import AssistantPane
 from adapters.slack.blocks import (
     ACTION_FEEDBACK,
     ACTION_HIDE_QUOTES,
@@ -54,7 +55,8 @@ from adapters.slack.blocks import (
 )
 from adapters.slack.retry import retry_handlers
 from adapters.slack.settings import Mode, SlackSettings
-from bot.port import Chat, ChatBot, FeedbackError, Reply, ReplyKind, Turn, Vote
+from adapters.slack.streaming import LOADING_MESSAGES, SlackAnswerStream
+from bot.port import Chat, ChatBot, FeedbackError, Reply, ReplyKind, Turn, TurnProgress, Vote
 
 log = logging.getLogger(__name__)
 
@@ -156,6 +158,10 @@ class SlackApp:
         self.app.action(ACTION_REASON)(self._on_reason_button)
         self.app.view(VIEW_REASON)(self._on_reason_submitted)
         self.app.error(self._on_error)
+        # Slack's assistant pane: Bolt's middleware takes the pane's events and every threaded DM (adapters/slack/
+        # assistant.py answers the ones not started in the pane exactly as direct messages).
+        self.pane = AssistantPane(self._pane_question, self.bot.suggested_questions, self.bot.is_chat_command)
+        self.app.use(self.pane.middleware)
 
     def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
         """Runs after the acknowledgement; kept referenced so it is not collected mid-way, and drainable."""
@@ -197,8 +203,12 @@ class SlackApp:
             return
         self._spawn(self._question(event, body, context, request))
 
+    async def _pane_question(self, event: dict[str, Any], body: dict[str, Any], context: AsyncBoltContext,
+                             request: AsyncBoltRequest, in_pane: bool) -> None:
+        self._spawn(self._question(event, body, context, request, assistant=in_pane))
+
     async def _question(self, event: dict[str, Any], body: dict[str, Any], context: AsyncBoltContext,
-                        request: AsyncBoltRequest) -> None:
+                        request: AsyncBoltRequest, assistant: bool = False) -> None:
         channel, ts = str(event.get("channel", "")), str(event.get("ts", ""))
         thread_ts = str(event.get("thread_ts") or ts)
         team = str(body.get("team_id") or context.team_id or event.get("team") or "")
@@ -207,24 +217,32 @@ class SlackApp:
         turn = Turn(PLATFORM, team, channel, thread_ts, user, text, event_id=body.get("event_id"))
         # A redelivery (Slack retries when an ack was late) is answered once; no second progress reaction for it.
         # Answered by the retry (its first delivery died with a crashed server), it clears that delivery's :eyes:.
+        # In the assistant pane the thread's status shows the work instead of the reaction.
         retry = is_retry(request)
-        await self._answer(turn, channel, thread_ts, react_to=None if retry else ts, clear=ts if retry else None)
+        await self._answer(turn, channel, thread_ts, react_to=None if retry or assistant else ts,
+                           clear=ts if retry else None, assistant=assistant)
 
     async def _answer(self, turn: Turn, channel: str, thread_ts: str, react_to: str | None,
-                      clear: str | None = None) -> None:
+                      clear: str | None = None, assistant: bool = False) -> None:
         """Progress reaction, the handler, the reply in the thread; a failure anywhere becomes an apology there.
         The reaction is added while the handler works: a rate-limited reactions.add waits out its Retry-After, and
-        the answer must not wait with it."""
+        the answer must not wait with it. A language model's answer is streamed sentence by verified sentence and
+        closed with the quotes and buttons (adapters/slack/streaming.py); in the assistant pane the stage shows as
+        the thread's status."""
         self._remember_thread(turn)
         adding = asyncio.create_task(self._react("add", channel, react_to)) if react_to is not None else None
+        stream = SlackAnswerStream(self.client, channel, thread_ts, turn.user, turn.workspace, assistant=assistant,
+                                   loading_messages=LOADING_MESSAGES if assistant else None)
         try:
-            reply = await self._handle(turn)
+            reply = await self._handle(turn, stream)
             if reply.kind is ReplyKind.DUPLICATE:
                 log.info("slack: event %s was already answered; redelivery ignored", turn.event_id)
                 return
             if adding is not None:  # normally long done; a moment for it, so :eyes: never lands after the answer
                 await asyncio.wait({adding}, timeout=REACTION_WAIT_SECONDS)
-            await self._post_reply(render(reply, turn.text), channel, thread_ts)
+            message = render(reply, turn.text)
+            if not await stream.finish(message):  # nothing streamed (or the stream broke): the usual message
+                await self._post_reply(message, channel, thread_ts)
             await self.bot.reply_posted(turn)  # answered for good: a redelivery is dropped from now on
             if clear is not None:
                 await self._react("remove", channel, clear)
@@ -277,8 +295,8 @@ class SlackApp:
         except Exception as again:  # noqa: BLE001 - Slack unreachable: the log line is all that is left
             log.error("slack: could not post the apology (trace %s): %r", trace, again, extra={"trace_id": trace})
 
-    async def _handle(self, turn: Turn) -> Reply:
-        return await self.bot.handle(turn)
+    async def _handle(self, turn: Turn, progress: TurnProgress | None = None) -> Reply:
+        return await self.bot.handle(turn, progress=progress)
 
     def _remember_thread(self, turn: Turn) -> None:
         key = (turn.workspace, turn.channel, turn.user)

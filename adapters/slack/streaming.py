@@ -20,6 +20,8 @@ from adapters.slack.blocks import Block, Message
 
 log = logging.getLogger(__name__)
 
+LOADING_MESSAGES = ["Searching the knowledge base…", "Reading the sources…", "Writing a short answer…",
+                    "Checking the quotes…"]  # rotated by Slack under the status while an answer is worked out
 STREAM_BUFFER = 1  # characters: each verified sentence is sent at once (the sentences are the rail's batches)
 _MARKDOWN = re.compile(r"([\\`*_~\[\]<>|#])")
 

@@ -59,6 +59,7 @@ from adapters.teams.messages import (
 from adapters.teams.service_hosts import host_of
 from adapters.teams.service_url_policy import ServiceUrlPolicy
 from adapters.teams.settings import TeamsSettings
+from adapters.teams.streaming import TeamsAnswerStream, is_personal, starter_actions
 from adapters.teams.token_guard import authenticated
 from bot.port import Chat, ChatBot, FeedbackError, ReplyKind, Turn, Vote
 
@@ -328,16 +329,23 @@ class TeamsBot:
             await context.send_activity(Activity(type=ActivityTypes.typing))
         except Exception as exc:  # noqa: BLE001 - a lost typing indicator must not cost the answer
             log.info("teams: typing indicator not sent (%s)", exc)
-        async with TypingIndicator(context, typing_options=_TYPING_REFRESH):
-            reply = await self.bot.handle(turn)
+        # A personal chat streams (informative updates, then the answer sentence by verified sentence, ending with
+        # the card: adapters/teams/streaming.py); channels and group chats, where Teams does not, keep typing.
+        stream = TeamsAnswerStream(context) if is_personal(context) else None
+        if stream is not None:
+            reply = await self.bot.handle(turn, progress=stream)
+        else:
+            async with TypingIndicator(context, typing_options=_TYPING_REFRESH):
+                reply = await self.bot.handle(turn)
         if reply.kind is ReplyKind.DUPLICATE:
             log.info("teams: activity %s was already answered; not answering again", turn.event_id)
             return
         # send_activity addresses the reply to the incoming activity (replyToId) in the same conversation id, so
         # in a channel it lands in the same reply chain (`;messageid=` kept).
         try:
-            await send_smaller_if_refused(lambda outgoing: send_with_retry(context, outgoing),
-                                          reply_variants(reply, asked=text))
+            if stream is None or not await stream.finish(reply):
+                await send_smaller_if_refused(lambda outgoing: send_with_retry(context, outgoing),
+                                              reply_variants(reply, asked=text))
         except Exception:
             self.bot.report_error("teams_send", PLATFORM)  # for the metrics; the apology and log follow
             await self.bot.reply_not_posted(turn)  # the answer is not out: a redelivery of the activity gets it
@@ -351,7 +359,13 @@ class TeamsBot:
         me = activity.recipient.id if activity.recipient else None
         personal = bool(activity.conversation and activity.conversation.conversation_type == "personal")
         if personal and me and any(member.id == me for member in activity.members_added or []):
-            await context.send_activity(notice_message(self.bot.help_text()))
+            welcome = notice_message(self.bot.help_text())
+            try:  # the same questions as Slack's assistant pane, one tap to ask
+                if actions := starter_actions(await self.bot.suggested_questions()):
+                    welcome.suggested_actions = actions
+            except Exception as exc:  # noqa: BLE001 - the welcome still goes out without them
+                log.warning("teams: no suggested questions for the welcome: %r", exc)
+            await context.send_activity(welcome)
         else:
             log.debug("teams: members added in %s", activity.conversation.id if activity.conversation else "?")
 

@@ -14,15 +14,17 @@ from __future__ import annotations
 import logging
 import re
 
+from microsoft_agents.activity import ActionTypes, CardAction, SuggestedActions
 from microsoft_agents.hosting.core import Citation as StreamCitation
 from microsoft_agents.hosting.core import TurnContext
 
 from adapters.teams.citation_entities import MAX_CITATIONS
-from adapters.teams.messages import answer_message, reply_parts
+from adapters.teams.messages import AnswerParts, answer_message, reply_parts
 from bot.port import Reply, ReplyKind
 
 log = logging.getLogger(__name__)
 
+CARD_HEADING = "Sources and feedback for this answer"
 _MARKDOWN = re.compile(r"([\\`*_~\[\]#|])")
 _MARKER = re.compile(r"\\\[(\d{1,3})\\\]")
 
@@ -32,6 +34,13 @@ def markdown_escape(text: str) -> str:
     (no HTML), and our [n] markers left as they are so Teams links them to their citations."""
     text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     return _MARKER.sub(r"[\1]", _MARKDOWN.sub(r"\\\1", text))
+
+
+def starter_actions(questions: list[str]) -> SuggestedActions | None:
+    """Questions offered as buttons under the welcome (imBack: a tap sends the question as the user's message)."""
+    actions = [CardAction(type=ActionTypes.im_back, title=q if len(q) <= 60 else q[:59] + "…", value=q)
+               for q in questions if q.strip()]
+    return SuggestedActions(actions=actions) if actions else None
 
 
 def is_personal(context: TurnContext) -> bool:
@@ -64,12 +73,22 @@ class TeamsAnswerStream:
         and, for an answer or no-answer, the card with the quotes toggle and feedback buttons."""
         if not self.used:
             return False
+        try:
+            await self._end(reply)
+        except Exception as exc:  # noqa: BLE001 - the reply then goes out as a normal message: nothing is lost
+            log.warning("teams: ending the stream failed (%s: %s); sending the reply as a message",
+                        type(exc).__name__, str(exc)[:200])
+            return False
+        return True
+
+    async def _end(self, reply: Reply) -> None:
         if not self.streamed:  # the offline answer, a no-answer: the text arrives whole
             self.response.queue_text_chunk(markdown_escape(reply.text))
         if reply.kind in (ReplyKind.ANSWER, ReplyKind.NO_ANSWER):
             parts = reply_parts(reply)
-            # The card without the answer's text: the message text above it is the answer (as streamed).
-            card = answer_message(type(parts)("", parts.citations, parts.answer_id, parts.mood,
+            # The card under the streamed text holds what the text does not: the quotes toggle and the feedback
+            # buttons (the answer itself is the message text above it; the citations are the SDK's, set below).
+            card = answer_message(AnswerParts(CARD_HEADING, parts.citations, parts.answer_id, parts.mood,
                                               labelled=False), citations=False)
             self.response.set_attachments(list(card.attachments or []))
         if reply.kind is ReplyKind.ANSWER and reply.citations:
@@ -77,4 +96,3 @@ class TeamsAnswerStream:
                                          for c in reply.citations[:MAX_CITATIONS]])
             self.response.set_generated_by_ai_label(True)
         await self.response.end_stream()
-        return True

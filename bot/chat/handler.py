@@ -22,6 +22,7 @@ from bot.conversations.store import AnswerRecord, ConversationStore, FeedbackRec
 from bot.observability.observers import Observers, TurnEvent, current_trace
 from bot.port import Chat, FeedbackError, Reply, ReplyKind, StoredAnswer, Turn
 from rag.answer.moods import MoodBook
+from rag.answer.progress import AnswerProgress
 from rag.answer.rewrite import Exchange
 from rag.engine import Engine
 
@@ -84,7 +85,7 @@ class TurnHandler:
         self.observers = observers if observers is not None else Observers()
         self.groups_for = groups_for
 
-    def handle(self, turn: Turn, mood_override: str | None = None) -> Reply:
+    def handle(self, turn: Turn, mood_override: str | None = None, progress: AnswerProgress | None = None) -> Reply:
         """Never raises: a failure becomes an error reply with a trace id that is also in the log. Every turn is
         reported to the observers (metrics, the per-turn log line) with its trace id."""
         trace = uuid.uuid4().hex[:12]
@@ -98,7 +99,7 @@ class TurnHandler:
                 reply = Reply(ReplyKind.DUPLICATE, "")
             else:
                 groups = self.groups_for(turn) if self.groups_for is not None else None
-                reply = self._handle(turn, mood_override, groups)
+                reply = self._handle(turn, mood_override, groups, progress)
                 if reply.kind is ReplyKind.ERROR:
                     error = "too_long"
         except Exception as exc:
@@ -119,7 +120,8 @@ class TurnHandler:
             answer_id=reply.answer_id, mood=reply.mood, groups=list(groups or []), error=error))
         return reply
 
-    def _handle(self, turn: Turn, mood_override: str | None, groups: list[str] | None) -> Reply:
+    def _handle(self, turn: Turn, mood_override: str | None, groups: list[str] | None,
+                progress: AnswerProgress | None = None) -> Reply:
         text = turn.text.strip()
         if not text:
             return Reply(ReplyKind.COMMAND, HELP)
@@ -134,7 +136,7 @@ class TurnHandler:
         history = self.conversations.history(turn.chat.key, self.history_turns)
         try:  # the engine reads only the knowledge store: a store error in here is the knowledge store's
             outcome = self.engine.answer(text, [Exchange(h.question, h.answer, h.standalone) for h in history], mood,
-                                         groups=groups)
+                                         groups=groups, progress=progress)
         except Exception as exc:
             if is_store_error(exc):
                 raise KnowledgeStoreError(f"knowledge store: {exc}") from exc

@@ -6,21 +6,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Protocol
+
+from bot.port import TurnProgress
 
 log = logging.getLogger(__name__)
-
-
-class TurnProgress(Protocol):
-    """What an adapter shows while a turn is answered (bot.port re-exports it for the adapters)."""
-
-    async def status(self, words: str) -> None:
-        """The stage the answer is at, in words (e.g. "Searching the SNAP rules…")."""
-        ...
-
-    async def sentence(self, text: str) -> None:
-        """The next verified sentence(s) of a streamed answer, to append to what is shown."""
-        ...
 
 
 class ThreadedProgress:

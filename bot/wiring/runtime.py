@@ -13,13 +13,15 @@ from pathlib import Path
 from bot.chat.access import AccessMap
 from bot.chat.chat_commands import HELP, parse_command
 from bot.chat.handler import MAX_REASON_CHARS, TurnHandler, error_kind
+from bot.chat.starters import starter_questions
 from bot.config.settings import Settings
 from bot.conversations.store import ConversationStore
 from bot.observability.observers import Observers
 from bot.observability.turn_log import TurnLog
-from bot.port import Chat, Reply, StoredAnswer, Turn, Vote
+from bot.port import Chat, Reply, StoredAnswer, Turn, TurnProgress, Vote
 from bot.wiring.choose_models import check_store_embedder, make_answerer, make_embedder, make_reranker, make_rewriter
 from bot.wiring.open_stores import open_conversation_store, open_knowledge_store
+from bot.wiring.progress_bridge import ThreadedProgress
 from rag.answer.moods import MoodBook
 from rag.answer.rewrite import CachedTitles
 from rag.engine import Engine
@@ -93,13 +95,27 @@ class Bot:
     turn_threads: ThreadPoolExecutor = field(
         default_factory=lambda: ThreadPoolExecutor(TURN_THREADS, thread_name_prefix="navibot-turn"))
 
-    async def handle(self, turn: Turn, mood_override: str | None = None) -> Reply:
+    async def handle(self, turn: Turn, mood_override: str | None = None,
+                     progress: TurnProgress | None = None) -> Reply:
         """The turn handler for the chat adapters, in the bot's own threads. An answer may wait seconds on model
         calls; on asyncio's default pool (CPUs + 4 threads) a few of them would hold up the quick store calls of
         button clicks, which Slack and Teams need answered within seconds. The context is copied, as
-        `asyncio.to_thread` does (a turn's time budget is a context variable)."""
-        work = functools.partial(contextvars.copy_context().run, self.handler.handle, turn, mood_override)
-        return await asyncio.get_running_loop().run_in_executor(self.turn_threads, work)
+        `asyncio.to_thread` does (a turn's time budget is a context variable). Progress reports from the turn's
+        thread reach the adapter in order, all of them before the reply (bot/wiring/progress_bridge.py)."""
+        loop = asyncio.get_running_loop()
+        bridge = ThreadedProgress(loop, progress) if progress is not None else None
+        work = functools.partial(contextvars.copy_context().run, self.handler.handle, turn, mood_override, bridge)
+        try:
+            return await loop.run_in_executor(self.turn_threads, work)
+        finally:
+            if bridge is not None:
+                await bridge.close()
+
+    async def suggested_questions(self) -> list[str]:
+        configured = self.core.settings.suggested_questions
+        if configured:
+            return starter_questions(configured, [])
+        return starter_questions([], await asyncio.to_thread(self.core.store.documents))
 
     async def reply_posted(self, turn: Turn) -> None:
         """Called by a chat adapter right after the reply to `turn` is posted: its event is answered for good, so a

@@ -93,15 +93,15 @@ class FallbackAnswerer:
         return draft
 
     def stream(self, request: AnswerRequest) -> DraftStream:
-        """The primary's stream when it streams and can be reached; else the fallback's answer, whole."""
+        """The primary's stream when it streams and can be reached; else its answer whole (an endpoint or proxy
+        may not offer streaming); else the fallback's answer, whole."""
         if isinstance(self.primary, StreamingAnswerer):
             try:
                 return self.primary.stream(request)
             except AnswerUnavailable as exc:
-                note_fallback("generate", f"{exc}; extractive answer")
-        else:
-            try:
-                return DraftStream(whole=self.primary.answer(request))
-            except AnswerUnavailable as exc:
-                note_fallback("generate", f"{exc}; extractive answer")
+                note_fallback("generate", f"streaming: {exc}; the answer written whole")
+        try:
+            return DraftStream(whole=self.primary.answer(request))
+        except AnswerUnavailable as exc:
+            note_fallback("generate", f"{exc}; extractive answer")
         return DraftStream(whole=self._fallback(request))

@@ -288,7 +288,7 @@ class GeminiEmbedder(RemoteEmbedder[genai.Client]):
 
     def _request(self, client: genai.Client, batch: list[str], task: str, timeout: float) -> list[list[float]]:
         response = client.models.embed_content(
-            model=self.model, contents=batch,  # type: ignore[arg-type]
+            model=self.model, contents=batch,
             config=types.EmbedContentConfig(task_type=task, output_dimensionality=self._dim,
                                             http_options=_call_options(timeout)))
         return [e.values or [] for e in response.embeddings or []]

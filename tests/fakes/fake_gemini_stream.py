@@ -4,7 +4,7 @@ google-genai client's generate_content_stream.
 The "model" writes its text as tokens (about four characters each) at a steerable pace: `first_token_delay`
 seconds before the first, then `tokens_per_second`. `stream_reply(body)` gives the text (default: the first sentence
 of the paragraph sharing most words with the question, its id in brackets); `break_after` drops the connection
-after that many tokens. The time each token was sent is recorded in `sent` (perf_counter), so a test or benchmark
+after that many tokens. The time each token was sent is recorded in `sent` (monotonic), so a test or benchmark
 can tell when the model finished a sentence."""
 
 from __future__ import annotations
@@ -85,6 +85,6 @@ class FakeStreamingGemini(FakeGemini):
                 chunk["usageMetadata"] = {"promptTokenCount": 10, "candidatesTokenCount": len(pieces),
                                           "totalTokenCount": 10 + len(pieces)}
             await response.write(f"data: {json.dumps(chunk)}\r\n\r\n".encode())
-            self.sent.append((time.perf_counter(), piece))
+            self.sent.append((time.monotonic(), piece))
         await response.write_eof()
         return response

@@ -4,6 +4,7 @@ each sentence reaches the navigator only after the rail passed it; the offline a
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -155,3 +156,33 @@ def test_a_failing_progress_report_does_not_stop_the_answer(demo: Core, gemini: 
             raise ConnectionError("the surface went away")
     outcome = engine(demo, gemini.url).answer(QUESTION, [], MOOD, progress=Broken())
     assert outcome.kind == "answer" and outcome.citations
+
+
+def test_an_endpoint_without_streaming_still_gets_the_model_to_write_the_answer_whole(demo: Core) -> None:
+    plain = FakeGemini()  # generateContent only: streamGenerateContent is a 404 there, as behind some proxies
+    plain.start()
+    try:
+        progress = Recorder()
+        outcome = engine(demo, plain.url).answer(QUESTION, [], MOOD, progress=progress)
+        assert outcome.kind == "answer" and progress.sentences == []
+        assert "unavailable" not in outcome.text  # Gemini's answer, not the extractive fallback
+        assert [c.path.rsplit(":", 1)[-1] for c in plain.calls] == ["streamGenerateContent", "generateContent"]
+    finally:
+        plain.stop()
+
+
+def test_the_turns_deadline_ends_a_slow_stream_at_its_last_verified_sentence(
+        demo: Core, gemini: FakeStreamingGemini) -> None:
+    def many(body: dict[str, Any]) -> str:
+        (a, first), = first_sentences(body)[:1]
+        return " ".join([f"{first} [{a}]."] * 40)
+    gemini.stream_reply = many
+    gemini.tokens_per_second = 40  # about 40 s of text: far over the turn's 2 s
+    quick = engine(demo, gemini.url)
+    quick.turn_deadline_seconds = 2.0
+    started = time.monotonic()
+    progress = Recorder()
+    outcome = quick.answer(QUESTION, [], MOOD, progress=progress)
+    assert time.monotonic() - started < 4.0
+    assert outcome.kind == "answer" and outcome.text == "".join(progress.sentences).strip()
+    assert any("the turn's time ran out" in f for f in outcome.fallbacks)
