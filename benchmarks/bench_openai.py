@@ -18,6 +18,7 @@ import platform
 import statistics
 import sys
 import tempfile
+import textwrap
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -139,9 +140,13 @@ def main() -> int:
     rows.append(f"| turn through the handler (history and answer saved) | all calls of the turn | – | "
                 f"{overhead:.1f} ms | {p95(handler_added):.1f} ms |")
     verdict = "PASS" if overhead < TARGET_MS else "FAIL"
-    compare = (f"The Gemini path (bench_providers.py) run right after, same machine and load: "
+    compare = (f"The Gemini path (bench_providers.py), run right after on the same machine and load: "
                f"{statistics.median(gemini_added):.1f} ms median, {p95(gemini_added):.1f} ms p95 through the "
-               "handler." if gemini_added else "")
+               "handler; a gap between the two is the provider's, the rest is the machine's load."
+               if gemini_added else "")
+    target = "\n".join(textwrap.wrap(
+        f"Target: the bot's own overhead around the model calls under {TARGET_MS:.0f} ms median per turn: "
+        f"**{verdict}** ({overhead:.1f} ms). {compare}", 116))
     body = f"""## OpenAI-compatible provider: time added by the bot around the model calls
 
 Measured {datetime.now(UTC):%Y-%m-%d %H:%M} UTC, Python {platform.python_version()}, {load};
@@ -154,8 +159,7 @@ cohere clients call local fake servers that reply after a fixed delay (chat comp
 rail). Calls made: {counts['chat calls']} chat completions, {counts['embed calls']} query embeddings,
 {counts['rerank calls']} reranks; {counts['answers']} of {counts['turns']} turns answered, no fallback taken.
 
-Target: the bot's own overhead around the model calls under {TARGET_MS:.0f} ms median per turn: **{verdict}**
-({overhead:.1f} ms). {compare}
+{target}
 
 {chr(10).join(rows)}
 """
