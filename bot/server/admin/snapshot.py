@@ -15,7 +15,7 @@ import bisect
 import sys
 import threading
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
 from bot.conversations.store import AnswerRecord, ConversationStore, FeedbackRecord
@@ -45,6 +45,14 @@ class Fact:
         return cls(record.answer_id, record.created, sys.intern(record.kind), record.latency_ms,
                    sys.intern(record.platform), sys.intern(f"{record.platform}:{parts[2] if len(parts) > 2 else ''}"),
                    tuple(dict.fromkeys(sys.intern(c.doc_id) for c in record.citations)))
+
+
+def _light(rating: FeedbackRecord) -> FeedbackRecord:
+    """A 👍 as the views use it (counted, and per quoted document): without its question, answer and quotes. Only
+    the 👎 are shown in full (Feedback)."""
+    quoted = [{"doc_id": sys.intern(str(c.get("doc_id", ""))), "title": sys.intern(str(c.get("title", "")))}
+              for c in rating.citations]
+    return replace(rating, question="", standalone="", answer="", citations=quoted)
 
 
 def _key(fact: Fact) -> tuple[str, str]:
@@ -97,7 +105,7 @@ class Snapshot:
             since = self._newest_rating - OVERLAP if self._newest_rating else None
             newest = self._newest_rating
             for rating in self.store.ratings(since):
-                self._ratings[(rating.answer_id, rating.user)] = rating
+                self._ratings[(rating.answer_id, rating.user)] = rating if not rating.helpful else _light(rating)
                 when = datetime.fromisoformat(rating.updated)
                 newest = when if newest is None or when > newest else newest
             self._newest_rating = newest
