@@ -448,12 +448,12 @@ class SQLiteKnowledgeStore:
             if not phrases or not len(sections.rows):
                 return []
             distinct = list(dict.fromkeys(phrases))
-            postings: dict[str, list[Posting]] = {t: [] for t in distinct}
+            parts: dict[str, list[tuple[bytes, bytes, bytes]]] = {t: [] for t in distinct}
             for term, rows, head, body in self._db.execute(
                     "SELECT term, rows, head, body FROM section_postings"
                     f" WHERE term IN ({','.join('?' * len(distinct))}) ORDER BY term, doc", distinct):
-                postings[term].append(Posting(np.frombuffer(rows, dtype=np.int32), np.frombuffer(head, dtype=np.uint16),
-                                              np.frombuffer(body, dtype=np.uint16)))
+                parts[term].append((rows, head, body))
+            postings = {term: [Posting.join(found)] if found else [] for term, found in parts.items()}
             scores, matched = bm25_scores([postings[t] for t in phrases], sections.stats, _SECTION_WEIGHTS)
             mask = self._mask(filters)
             top = top_rows(scores, matched if mask is None else matched & mask, limit)
