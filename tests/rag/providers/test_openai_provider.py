@@ -402,8 +402,8 @@ def test_a_reasoning_model_gets_max_completion_tokens_and_its_effort(demo: Core,
     """o-series and gpt-5 deployments refuse temperature and max_tokens (HTTP 400, not retried elsewhere):
     NAVIBOT_OPENAI_REASONING_EFFORT makes the request one they accept."""
     azure.reasoning_models = {"answers"}
-    base = {"llm": "openai", "azure_openai_endpoints": [azure.url], "azure_openai_api_keys": [SecretStr(KEY)],
-            "azure_openai_deployment": "answers"}
+    base: dict[str, Any] = {"llm": "openai", "azure_openai_endpoints": [azure.url],
+                            "azure_openai_api_keys": [SecretStr(KEY)], "azure_openai_deployment": "answers"}
     outcome = engine_with(demo, openai_failover(Settings(**base))).answer(STUDENTS, [], MOOD)
     assert outcome.text.endswith(UNAVAILABLE_NOTICE) and "Use 'max_completion_tokens'" in outcome.fallbacks[0]
     azure.refused.clear()
