@@ -14,12 +14,14 @@ styles: nothing loads from outside, so it works in a closed network. The stores 
 from __future__ import annotations
 
 import asyncio
+import functools
 import io
 import logging
 import threading
 import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import urlencode
@@ -46,6 +48,7 @@ PREFIX = "/admin"
 STATIC = Path(__file__).parent / "static"
 USER = web.RequestKey("navibot_admin_user", str)
 MAX_URL_CHARS = 2000
+THREADS = 2  # the admin page's worker threads: a supervisor or two at a time
 TOPICS_SHOWN = 50  # topics on the gaps page (the CSV has them all)
 GAPS_CACHE_SECONDS = 300.0  # a topic page or the CSV right after the list reuses its grouping
 HEADERS = {
@@ -71,11 +74,17 @@ class AdminPage:
         self.snapshot = Snapshot(bot.conversations)
         self.warming: asyncio.Task[None] | None = None
         self.stopping = threading.Event()
+        self.pool = ThreadPoolExecutor(THREADS, thread_name_prefix="navibot-admin")
         self.gaps_cache: OrderedDict[tuple[tuple[str, str], ...], tuple[float, list[Topic]]] = OrderedDict()
 
     def render(self, name: str, status: int = 200, **context: Any) -> web.Response:
         text = self.templates.get_template(name).render(prefix=PREFIX, choices=CHOICES, **context)
         return web.Response(text=text, status=status, content_type="text/html", charset="utf-8")
+
+    async def run(self, work: Callable[..., T], *args: Any) -> T:
+        """In the admin page's own threads, never asyncio's default pool: a view waiting for the start-up read
+        must not hold up the chat adapters' quick store calls (bot.wiring.runtime.Bot.reply_posted uses that pool)."""
+        return await asyncio.get_running_loop().run_in_executor(self.pool, functools.partial(work, *args))
 
     def read(self, view: Callable[[Snapshot, Period], T], period: Period) -> T:
         """A view of the snapshot, brought up to date first (in a worker thread: it reads the store)."""
@@ -95,7 +104,7 @@ class AdminPage:
         for what is left."""
         async def read() -> None:
             try:
-                await asyncio.to_thread(self.prepare)
+                await self.run(self.prepare)
             except Exception as exc:  # noqa: BLE001  # any store's failure: the first page view reads again, says so
                 log.warning("admin: reading the conversation store at start-up failed: %s", exc)
         self.warming = asyncio.create_task(read())
@@ -106,6 +115,7 @@ class AdminPage:
         self.stopping.set()
         if self.warming is not None:
             await self.warming
+        self.pool.shutdown(wait=False)
 
     def topics(self, period: Period) -> list[Topic]:
         """The grouping of a period, kept a few minutes (in a worker thread: it embeds every question)."""
@@ -187,7 +197,7 @@ def _base(request: web.Request, period: Period, active: str) -> dict[str, Any]:
 
 async def overview(request: web.Request) -> web.Response:
     page, period = _page(request), _period(request)
-    data = await asyncio.to_thread(page.read, compute_overview, period)
+    data = await page.run(page.read, compute_overview, period)
     return page.render("overview.html", overview=data, totals=data.total.as_dict(), chart=data.chart_data(),
                        **_base(request, period, "overview"))
 
@@ -200,7 +210,7 @@ async def gaps(request: web.Request) -> web.Response:
         add_closest_documents(topics[:TOPICS_SHOWN], page.bot.core.store)
         return topics
 
-    topics = await asyncio.to_thread(work)
+    topics = await page.run(work)
     return page.render("gaps.html", topics=topics[:TOPICS_SHOWN], topic_count=len(topics),
                        question_count=sum(len(t.questions) for t in topics), **_base(request, period, "gaps"))
 
@@ -216,7 +226,7 @@ async def gap_topic(request: web.Request) -> web.Response:
         add_closest_documents([topics[number - 1]], page.bot.core.store)
         return topics[number - 1]
 
-    topic = await asyncio.to_thread(work)
+    topic = await page.run(work)
     if topic is None:
         raise UserError(f"there is no topic {number} in this period (the list may have changed: open Knowledge "
                         "gaps again)")
@@ -233,7 +243,7 @@ async def gaps_csv(request: web.Request) -> web.Response:
         write_topics_csv(topics, out)
         return out.getvalue()
 
-    body = await asyncio.to_thread(work)
+    body = await page.run(work)
     start = period.since.date().isoformat() if period.since else "all"
     return web.Response(body=body.encode("utf-8"), content_type="text/csv", charset="utf-8",
                         headers={"Content-Disposition": f'attachment; filename="knowledge-gaps-{start}.csv"'})
@@ -243,7 +253,7 @@ async def feedback(request: web.Request) -> web.Response:
     page, period = _page(request), _period(request)
     channel = request.query.get("channel") or None
     number = _number(request.query.get("page"), "page")
-    data = await asyncio.to_thread(page.read, lambda snapshot, p: feedback_page(snapshot, p, channel, number), period)
+    data = await page.run(page.read, lambda snapshot, p: feedback_page(snapshot, p, channel, number), period)
     query = {**period.query(), **({"channel": channel} if channel else {})}
     return page.render("feedback.html", feedback=data, channel=channel or "", filter_query=urlencode(query),
                        **_base(request, period, "feedback"))
@@ -252,7 +262,7 @@ async def feedback(request: web.Request) -> web.Response:
 async def documents(request: web.Request) -> web.Response:
     page, period = _page(request), _period(request)
     settings = page.settings
-    data = await asyncio.to_thread(page.read, lambda snapshot, p: documents_view(
+    data = await page.run(page.read, lambda snapshot, p: documents_view(
         snapshot, page.bot.core.store, settings.store_path, p, settings.admin_stale_days), period)
     return page.render("documents.html", documents=data, stale_days=page.settings.admin_stale_days,
                        **_base(request, period, "documents"))

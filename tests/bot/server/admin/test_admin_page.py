@@ -32,7 +32,7 @@ from bot.conversations.store import AnswerRecord
 from bot.server.admin import add_admin_routes
 from bot.server.admin.documents import DocumentRow, DocumentsView
 from bot.server.admin.period import parse_period
-from bot.server.admin.routes import AdminPage
+from bot.server.admin.routes import ADMIN, AdminPage
 from bot.server.app import build_server_app
 from bot.wiring.runtime import Bot, build_bot
 from rag.crawl.state import CrawlState, PageState, state_path_for
@@ -408,3 +408,26 @@ def test_admin_settings_from_the_environment(monkeypatch: pytest.MonkeyPatch, tm
     monkeypatch.delenv("NAVIBOT_ADMIN_PROXY_HEADER")
     monkeypatch.delenv("NAVIBOT_ADMIN_PROXY_IPS")
     assert not Settings(_env_file=None).admin_enabled  # type: ignore[call-arg]
+
+
+def test_views_waiting_for_the_start_up_read_leave_the_default_thread_pool_free(seeded: Bot, tmp_path: Path) -> None:
+    import threading
+
+    release = threading.Event()
+
+    async def go() -> None:
+        app = web.Application()
+        add_admin_routes(app, seeded, admin_settings(tmp_path, admin_plain_http=True))
+        page = app[ADMIN]
+        slow = page.snapshot.refresh
+        page.snapshot.refresh = lambda *args: (release.wait(10), slow(*args))[1]  # type: ignore[method-assign]
+        async with TestClient(TestServer(app)) as client:
+            await log_in(client)
+            views = [asyncio.ensure_future(client.get("/admin")) for _ in range(8)]  # all wait for the read
+            await asyncio.sleep(0.2)
+            # meanwhile the chat adapters' quick store calls (asyncio's default pool) go through at once
+            quick = await asyncio.wait_for(asyncio.gather(*(asyncio.to_thread(lambda: 1) for _ in range(16))), 2)
+            assert quick == [1] * 16 and not any(v.done() for v in views)
+            release.set()
+            assert [(await v).status for v in views] == [200] * 8
+    asyncio.run(go())
