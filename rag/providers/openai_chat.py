@@ -14,6 +14,8 @@ import re
 from collections.abc import Sequence
 from typing import Any, Literal
 
+from openai.types.chat import ChatCompletion
+
 from rag.answer.answerer import AnswerRequest, AnswerUnavailable
 from rag.answer.budget import note_fallback
 from rag.answer.rewrite import Exchange, Rewrite, Rewriter
@@ -103,6 +105,8 @@ def chat_json(target: Target, model: str, messages: list[Message], mode: Structu
         extra.update(temperature=0, max_tokens=max_tokens)
     response = target.client.chat.completions.create(
         model=model, messages=messages, timeout=timeout, **extra)  # type: ignore[arg-type]
+    if not isinstance(response, ChatCompletion):  # a 200 page from a proxy or a sign-in portal, not the API
+        raise BadReply("the reply is not a chat completion (a proxy's page?)")
     if not response.choices:
         raise BadReply("no choices in the reply")
     choice = response.choices[0]

@@ -119,6 +119,7 @@ class FakeOpenAI(FakeServer):
         self.rewrite_reply: Callable[[dict[str, Any]], str] | None = None
         self.ignores_schema = False
         self.embed_body: dict[str, Any] | None = None  # replaces the embeddings reply (a broken server)
+        self.page: str | None = None  # a 200 HTML page instead of any reply (a proxy's sign-in portal)
         self.refused_keys: set[str] = set()
         self.reasoning_models: set[str] = set()  # models (Azure: deployments) that refuse temperature, max_tokens
         self.bearer_tokens = {"entra-token-1"}  # Azure: Entra access tokens accepted
@@ -128,6 +129,7 @@ class FakeOpenAI(FakeServer):
         self.reply = self.rewrite_reply = None
         self.ignores_schema = False
         self.embed_body = None
+        self.page = None
         self.refused_keys = set()
         self.reasoning_models = set()
 
@@ -185,6 +187,8 @@ class FakeOpenAI(FakeServer):
         failure = failure or self.unauthorised(request) or self.malformed(chat_problem(body, reasoning))
         if failure is not None:
             return failure
+        if self.page is not None:
+            return web.Response(text=self.page, content_type="text/html")
         as_gemini = {"contents": [{"parts": [{"text": self.text_of(body)}]}]}
         if "standalone question" in self.system_of(body):
             text = (self.rewrite_reply or (lambda _: FakeGemini.default_rewrite(as_gemini)))(body)

@@ -307,6 +307,15 @@ def test_timeouts_are_bounded_by_the_turn_deadline(demo: Core, openai_a: FakeOpe
     assert KEY not in caplog.text and KEY not in " ".join(outcome.fallbacks)
 
 
+def test_a_proxy_page_instead_of_a_reply_moves_on(demo: Core, openai_a: FakeOpenAI, openai_b: FakeOpenAI) -> None:
+    openai_a.page = "<html><body>Sign in to the agency network</body></html>"
+    outcome = engine_with(demo, compatible(openai_a, openai_b)).answer(STUDENTS, [], MOOD)
+    assert outcome.fallbacks == [] and len(openai_b.calls) == 1
+    openai_b.page = openai_a.page
+    outcome = engine_with(demo, compatible(openai_a, openai_b)).answer(STUDENTS, [], MOOD)
+    assert outcome.text.endswith(UNAVAILABLE_NOTICE) and "not a chat completion" in outcome.fallbacks[0]
+
+
 def test_a_refused_key_moves_to_the_next_key(demo: Core, openai_a: FakeOpenAI) -> None:
     openai_a.refused_keys = {"revoked"}
     outcome = engine_with(demo, compatible(openai_a, keys=("revoked", KEY))).answer(STUDENTS, [], MOOD)
