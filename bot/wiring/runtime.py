@@ -23,6 +23,7 @@ from bot.wiring.choose_models import check_store_embedder, make_answerer, make_e
 from bot.wiring.open_stores import open_conversation_store, open_knowledge_store
 from bot.wiring.progress_bridge import ThreadedProgress
 from rag.answer.moods import MoodBook
+from rag.answer.progress import searching
 from rag.answer.rewrite import CachedTitles
 from rag.engine import Engine
 from rag.ingest.chunking import Chunker
@@ -81,6 +82,9 @@ log = logging.getLogger(__name__)
 TURN_THREADS = 16  # answers worked out at once per process; more wait their turn (they mostly wait on models)
 
 
+FIRST_SIGN_WAIT_SECONDS = 0.3  # the most a question waits for its first progress report to reach Slack/Teams
+
+
 @dataclass(slots=True)
 class Bot:
     """The core plus the conversation layer: what `navibot ask/chat` and the chat adapters run on. The adapters
@@ -104,6 +108,9 @@ class Bot:
         thread reach the adapter in order, all of them before the reply (bot/wiring/progress_bridge.py)."""
         loop = asyncio.get_running_loop()
         bridge = ThreadedProgress(loop, progress) if progress is not None else None
+        if bridge is not None and turn.text.strip() and not self.is_chat_command(turn.text):
+            # The first sign of work at once: before the turn waits for a turn thread and competes for the CPU.
+            await bridge.first(searching(turn.text), FIRST_SIGN_WAIT_SECONDS)
         work = functools.partial(contextvars.copy_context().run, self.handler.handle, turn, mood_override, bridge)
         try:
             return await loop.run_in_executor(self.turn_threads, work)

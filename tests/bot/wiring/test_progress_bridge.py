@@ -66,3 +66,30 @@ def test_the_admins_questions_come_from_one_setting_separated_by_bars(monkeypatc
     monkeypatch.setenv("NAVIBOT_SUGGESTED_QUESTIONS", " Can students get SNAP? | | Who can get WIC, and how?")
     settings = Settings(_env_file=None)  # type: ignore[call-arg]
     assert settings.suggested_questions == ["Can students get SNAP?", "Who can get WIC, and how?"]
+
+
+def test_the_same_status_twice_in_a_row_is_shown_once() -> None:
+    async def main() -> list[tuple[str, str]]:
+        surface = Surface()
+        bridge = ThreadedProgress(asyncio.get_running_loop(), surface)
+        for words in ("Searching…", "Searching…", "Checking…"):
+            bridge.status(words)
+        await bridge.close()
+        return surface.seen
+
+    assert asyncio.run(main()) == [("status", "Searching…"), ("status", "Checking…")]
+
+
+def test_the_first_word_goes_out_before_the_turn_and_before_later_reports() -> None:
+    async def main() -> list[tuple[str, str]]:
+        surface = Surface()
+        bridge = ThreadedProgress(asyncio.get_running_loop(), surface)
+        await bridge.first("Searching the SNAP rules…", wait=1.0)
+        shown_before_the_turn = list(surface.seen)
+        bridge.status("Searching the SNAP rules…")  # the engine says the same stage: not repeated
+        bridge.sentence("One [1]. ")
+        await bridge.close()
+        assert shown_before_the_turn == [("status", "Searching the SNAP rules…")]
+        return surface.seen
+
+    assert asyncio.run(main()) == [("status", "Searching the SNAP rules…"), ("sentence", "One [1]. ")]
