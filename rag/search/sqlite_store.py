@@ -403,9 +403,9 @@ class SQLiteKnowledgeStore:
         groups, and while no document is restricted those allow everything, at no cost."""
         if not filters.tags and not filters.groups:
             return None
+        sections = self._refresh()  # clears the cache when the file changed
         mask = self._mask_cache.get(filters)
         if mask is None:
-            sections = self._refresh()
             allowed = np.array([(not filters.tags or bool(filters.tags & tags)) and
                                 (not filters.groups or bool(filters.groups & groups))
                                 for tags, groups in sections.docs], dtype=bool)

@@ -109,3 +109,14 @@ def test_query_words_are_tokenized_as_fts5_does(tmp_path: Path, question: str) -
                                    (fts_query(question),)).fetchall()
     assert [s for _, s in store.lexical_search(question, 5, Filters())] == [s for (s,) in expected]
     assert expected
+
+
+def test_the_group_filter_costs_nothing_while_no_document_is_restricted(tmp_path: Path) -> None:
+    store = SQLiteKnowledgeStore(tmp_path / "k.sqlite3")
+    _write(store, "a", [_chunk("a", 0, "Household", [], "household income")])
+    chat = Filters.of(groups=["navigators"])  # every chat question carries its chat's groups
+    assert store._mask(chat) is None  # the unfiltered path: no mask applied to any score
+    _write(store, "b", [_chunk("b", 0, "Household", [], "household rules")], groups=["supervisors"])
+    mask = store._mask(chat)
+    assert mask is not None and mask.tolist() == [True, False]
+    assert [c for c, _ in store.lexical_search("household", 5, chat)] == ["a::0"]
