@@ -2,7 +2,8 @@
 server), with the same prompts, escaping, citation markers and fallbacks as the Gemini path.
 
 Structured output, as the server allows (`NAVIBOT_OPENAI_STRUCTURED_OUTPUT`): a strict JSON schema (OpenAI,
-Azure, vLLM, Ollama, llama.cpp's server), JSON mode, or neither ("prompt": the system prompt asks for JSON). The
+Azure, vLLM, Ollama, llama.cpp's server), JSON mode, or neither ("prompt": the system prompt asks for JSON); an
+endpoint that refuses the configured one with a 400 about the response format gets the next simpler one. The
 reply is always read tolerantly (a Markdown fence or a sentence around the object is skipped), because small local
 models break JSON even when asked for it; a reply that still holds no usable object is a `BadReply`: the next
 endpoint, then the offline fallback, never a crash or a garbled answer."""
@@ -10,10 +11,12 @@ endpoint, then the offline fallback, never a crash or a garbled answer."""
 from __future__ import annotations
 
 import json
+import logging
 import re
 from collections.abc import Sequence
 from typing import Any, Literal
 
+import openai
 from openai.types.chat import ChatCompletion
 
 from rag.answer.answerer import AnswerRequest, AnswerUnavailable
@@ -36,6 +39,8 @@ from rag.providers.prompts import (
     shown_id,
     unescape_text,
 )
+
+log = logging.getLogger(__name__)
 
 StructuredOutput = Literal["json_schema", "json_object", "prompt"]
 REASONING_TOKENS = 4096  # a reasoning model's thinking counts against max_completion_tokens
@@ -119,6 +124,42 @@ def chat_json(target: Target, model: str, messages: list[Message], mode: Structu
         raise BadReply(f"{exc}{cut}") from exc
 
 
+SIMPLER: dict[str, StructuredOutput] = {"json_schema": "json_object", "json_object": "prompt"}
+
+
+def refuses_format(exc: openai.BadRequestError) -> bool:
+    """A 400 about the response format (e.g. Azure before API version 2024-08-01-preview: "response_format value
+    as json_schema is enabled only for api versions 2024-08-01-preview and later")."""
+    message = str(exc.body.get("message", "")) if isinstance(exc.body, dict) else ""
+    return any(word in message.lower() for word in ("response_format", "json_schema", "json_object"))
+
+
+class OutputFormats:
+    """The structured-output mode per endpoint: the configured one, until a server refuses it with a 400 about the
+    response format; then the next simpler one (JSON mode, then the prompt alone) for that endpoint from then on,
+    tried at once in the same call. One WARNING line per switch."""
+
+    def __init__(self, mode: StructuredOutput) -> None:
+        self.mode = mode
+        self._by_client: dict[int, StructuredOutput] = {}
+
+    def chat(self, target: Target, model: str, messages: list[Message], schema_name: str, schema: dict[str, Any],
+             max_tokens: int, timeout: float, reasoning_effort: str = "") -> dict[str, Any]:
+        mode = self._by_client.get(id(target.client), self.mode)
+        while True:
+            try:
+                return chat_json(target, model, messages, mode, schema_name, schema, max_tokens, timeout,
+                                 reasoning_effort)
+            except openai.BadRequestError as exc:
+                simpler = SIMPLER.get(mode)
+                if simpler is None or not refuses_format(exc):
+                    raise
+                log.warning("an OpenAI-compatible endpoint (%s) refused response_format %s: using %s there from "
+                            "now on (set NAVIBOT_OPENAI_STRUCTURED_OUTPUT=%s to start with it)",
+                            target.client.base_url.host, mode, simpler, simpler)
+                self._by_client[id(target.client)] = mode = simpler
+
+
 def answer_messages(request: AnswerRequest) -> list[Message]:
     """The Gemini path's turns as chat messages: the rules, the documents, the conversation, then the mood's
     instruction and the question; every document and user text escaped the same way."""
@@ -150,7 +191,7 @@ class OpenAIAnswerer:
     def __init__(self, failover: Failover[Target], mode: StructuredOutput = "json_schema",
                  reasoning_effort: str = "") -> None:
         self.failover = failover
-        self.mode = mode
+        self.formats = OutputFormats(mode)
         self.reasoning_effort = reasoning_effort
 
     def answer(self, request: AnswerRequest) -> Draft:
@@ -159,8 +200,8 @@ class OpenAIAnswerer:
         known = set(real)
 
         def call(target: Target, timeout: float) -> Draft:
-            data = chat_json(target, target.models.answer, messages, self.mode, "navibot_answer", ANSWER_SCHEMA,
-                             MAX_ANSWER_TOKENS, timeout, self.reasoning_effort)
+            data = self.formats.chat(target, target.models.answer, messages, "navibot_answer", ANSWER_SCHEMA,
+                                     MAX_ANSWER_TOKENS, timeout, self.reasoning_effort)
             text, cited = data.get("answer"), data.get("citations", [])
             if not isinstance(text, str) or not isinstance(cited, list):
                 raise BadReply("the reply lacks 'answer' text or a 'citations' list")
@@ -182,7 +223,7 @@ class OpenAIRewriter:
                  mode: StructuredOutput = "json_schema", reasoning_effort: str = "") -> None:
         self.failover = failover
         self.fallback = fallback
-        self.mode = mode
+        self.formats = OutputFormats(mode)
         self.reasoning_effort = reasoning_effort
 
     def rewrite(self, question: str, history: Sequence[Exchange]) -> Rewrite:
@@ -194,8 +235,8 @@ class OpenAIRewriter:
                                    {"role": "user", "content": rewrite_prompt(question, earlier)}]
 
         def call(target: Target, timeout: float) -> str:
-            standalone = chat_json(target, target.models.rewrite, messages, self.mode, "navibot_rewrite",
-                                   REWRITE_SCHEMA, MAX_REWRITE_TOKENS, timeout, self.reasoning_effort).get("question")
+            standalone = self.formats.chat(target, target.models.rewrite, messages, "navibot_rewrite", REWRITE_SCHEMA,
+                                           MAX_REWRITE_TOKENS, timeout, self.reasoning_effort).get("question")
             if not isinstance(standalone, str) or not standalone.strip():
                 raise BadReply("no question in the reply")
             return " ".join(standalone.split())

@@ -120,6 +120,7 @@ class FakeOpenAI(FakeServer):
         self.ignores_schema = False
         self.embed_body: dict[str, Any] | None = None  # replaces the embeddings reply (a broken server)
         self.page: str | None = None  # a 200 HTML page instead of any reply (a proxy's sign-in portal)
+        self.refused_formats: set[str] = set()  # response_format types it answers with a 400 (an older server)
         self.refused_keys: set[str] = set()
         self.reasoning_models: set[str] = set()  # models (Azure: deployments) that refuse temperature, max_tokens
         self.bearer_tokens = {"entra-token-1"}  # Azure: Entra access tokens accepted
@@ -130,6 +131,7 @@ class FakeOpenAI(FakeServer):
         self.ignores_schema = False
         self.embed_body = None
         self.page = None
+        self.refused_formats = set()
         self.refused_keys = set()
         self.reasoning_models = set()
 
@@ -183,8 +185,12 @@ class FakeOpenAI(FakeServer):
     async def chat(self, request: web.Request) -> web.Response:
         body, failure = await self._begin(request)
         model = request.match_info.get("deployment") or body.get("model")
-        reasoning = model in self.reasoning_models
-        failure = failure or self.unauthorised(request) or self.malformed(chat_problem(body, reasoning))
+        failure = failure or self.unauthorised(request)
+        kind = (body.get("response_format") or {}).get("type")
+        if failure is None and kind in self.refused_formats:  # Azure's words, before API version 2024-08-01-preview
+            return self.error(400, f"response_format value as {kind} is enabled only for api versions "
+                                   "2024-08-01-preview and later")
+        failure = failure or self.malformed(chat_problem(body, model in self.reasoning_models))
         if failure is not None:
             return failure
         if self.page is not None:

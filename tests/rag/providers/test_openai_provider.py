@@ -4,6 +4,7 @@ fake that speaks chat completions and embeddings as OpenAI, Azure OpenAI and Oll
 from __future__ import annotations
 
 import json
+import logging
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -245,6 +246,32 @@ def test_json_mode_and_prompt_only_structured_output(demo: Core, ollama: FakeOpe
     assert ollama.calls[-1].body["response_format"] == {"type": "json_object"}  # (the prompt says "JSON")
     assert engine_with(demo, failover, "prompt").answer(STUDENTS, [], MOOD).fallbacks == []
     assert "response_format" not in ollama.calls[-1].body
+
+
+def test_a_server_that_refuses_the_schema_gets_json_mode_then_the_prompt_alone(
+        demo: Core, azure: FakeOpenAI, caplog: pytest.LogCaptureFixture) -> None:
+    """Structured output by JSON schema where the server supports it: a 400 about the response format moves that
+    endpoint to JSON mode (then to the prompt alone) in the same call, and it stays there."""
+    azure.refused_formats = {"json_schema"}
+    engine = engine_with(demo, target_failover(azure_targets([azure.url], "2024-02-01", [KEY], None, AZURE, 5.0),
+                                               5.0))
+    azure.api_version = "2024-02-01"
+    try:
+        with caplog.at_level(logging.WARNING):
+            outcome = engine.answer(STUDENTS, [], MOOD)
+        assert outcome.kind == "answer" and outcome.fallbacks == []
+        assert [(c.body.get("response_format") or {}).get("type") for c in azure.calls] == ["json_schema",
+                                                                                             "json_object"]
+        assert "refused response_format json_schema: using json_object there from now on" in caplog.text
+        azure.calls.clear()
+        assert engine.answer(STUDENTS, [], MOOD).fallbacks == []  # straight to JSON mode now
+        assert [c.body["response_format"]["type"] for c in azure.calls] == ["json_object"]
+        azure.refused_formats = {"json_schema", "json_object"}
+        azure.calls.clear()
+        assert engine.answer(STUDENTS, [], MOOD).fallbacks == []
+        assert ["response_format" in c.body for c in azure.calls] == [True, False]
+    finally:
+        azure.api_version = "2024-10-21"
 
 
 def test_tolerant_parse() -> None:
