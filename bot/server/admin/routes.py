@@ -50,6 +50,7 @@ USER = web.RequestKey("navibot_admin_user", str)
 MAX_URL_CHARS = 2000
 THREADS = 2  # the admin page's worker threads: a supervisor or two at a time
 TOPICS_SHOWN = 50  # topics on the gaps page (the CSV has them all)
+CSV_DOCUMENTS_FOR = 1000  # topics of the CSV given their closest documents (a vector search each)
 GAPS_CACHE_SECONDS = 300.0  # a topic page or the CSV right after the list reuses its grouping
 HEADERS = {
     "Content-Security-Policy": "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
@@ -75,6 +76,7 @@ class AdminPage:
         self.warming: asyncio.Task[None] | None = None
         self.stopping = threading.Event()
         self.pool = ThreadPoolExecutor(THREADS, thread_name_prefix="navibot-admin")
+        self.gaps_lock = threading.Lock()
         self.gaps_cache: OrderedDict[tuple[tuple[str, str], ...], tuple[float, list[Topic]]] = OrderedDict()
 
     def render(self, name: str, status: int = 200, **context: Any) -> web.Response:
@@ -117,17 +119,21 @@ class AdminPage:
             await self.warming
         self.pool.shutdown(wait=False)
 
-    def topics(self, period: Period) -> list[Topic]:
-        """The grouping of a period, kept a few minutes (in a worker thread: it embeds every question)."""
-        key = tuple(sorted(period.query().items()))
-        cached = self.gaps_cache.get(key)
-        if cached and time.monotonic() - cached[0] < GAPS_CACHE_SECONDS:
-            return cached[1]
-        topics = group_by_meaning(gap_questions(self.bot.conversations, period), self.bot.core.embedder)
-        self.gaps_cache[key] = (time.monotonic(), topics)
-        while len(self.gaps_cache) > 4:
-            self.gaps_cache.popitem(last=False)
-        return topics
+    def topics(self, period: Period, documents_for: int = 0) -> list[Topic]:
+        """The grouping of a period, kept a few minutes (in a worker thread: it embeds every question), with the
+        closest documents of its first `documents_for` topics. One at a time: two views of one period group once."""
+        with self.gaps_lock:
+            key = tuple(sorted(period.query().items()))
+            cached = self.gaps_cache.get(key)
+            if cached and time.monotonic() - cached[0] < GAPS_CACHE_SECONDS:
+                topics = cached[1]
+            else:
+                topics = group_by_meaning(gap_questions(self.bot.conversations, period), self.bot.core.embedder)
+                self.gaps_cache[key] = (time.monotonic(), topics)
+                while len(self.gaps_cache) > 4:
+                    self.gaps_cache.popitem(last=False)
+            add_closest_documents(topics[:documents_for], self.bot.core.store)
+            return topics
 
 
 ADMIN = web.AppKey("navibot_admin", AdminPage)
@@ -205,12 +211,7 @@ async def overview(request: web.Request) -> web.Response:
 async def gaps(request: web.Request) -> web.Response:
     page, period = _page(request), _period(request)
 
-    def work() -> list[Topic]:
-        topics = page.topics(period)
-        add_closest_documents(topics[:TOPICS_SHOWN], page.bot.core.store)
-        return topics
-
-    topics = await page.run(work)
+    topics = await page.run(page.topics, period, TOPICS_SHOWN)
     return page.render("gaps.html", topics=topics[:TOPICS_SHOWN], topic_count=len(topics),
                        question_count=sum(len(t.questions) for t in topics), **_base(request, period, "gaps"))
 
@@ -220,11 +221,8 @@ async def gap_topic(request: web.Request) -> web.Response:
     number = _number(request.match_info["number"], "topic")
 
     def work() -> Topic | None:
-        topics = page.topics(period)
-        if number > len(topics):
-            return None
-        add_closest_documents([topics[number - 1]], page.bot.core.store)
-        return topics[number - 1]
+        topics = page.topics(period, number)
+        return topics[number - 1] if number <= len(topics) else None
 
     topic = await page.run(work)
     if topic is None:
@@ -237,8 +235,7 @@ async def gaps_csv(request: web.Request) -> web.Response:
     page, period = _page(request), _period(request)
 
     def work() -> str:
-        topics = page.topics(period)
-        add_closest_documents(topics, page.bot.core.store)
+        topics = page.topics(period, CSV_DOCUMENTS_FOR)
         out = io.StringIO()
         write_topics_csv(topics, out)
         return out.getvalue()
