@@ -61,6 +61,11 @@ def azure() -> Iterator[FakeOpenAI]:
 
 
 @pytest.fixture(scope="module")
+def azure_west() -> Iterator[FakeOpenAI]:
+    yield from _started(FakeOpenAI("azure"))
+
+
+@pytest.fixture(scope="module")
 def ollama() -> Iterator[FakeOpenAI]:
     yield from _started(FakeOpenAI("ollama"))
 
@@ -68,7 +73,7 @@ def ollama() -> Iterator[FakeOpenAI]:
 @pytest.fixture(autouse=True)
 def _fresh_fakes(request: pytest.FixtureRequest) -> Iterator[None]:
     """Quiet fakes for each test; afterwards, nothing the SDK sent may have been refused as malformed."""
-    fakes = [request.getfixturevalue(n) for n in ("openai_a", "openai_b", "azure", "ollama")
+    fakes = [request.getfixturevalue(n) for n in ("openai_a", "openai_b", "azure", "azure_west", "ollama")
              if n in request.fixturenames]
     for fake in fakes:
         fake.reset()
@@ -176,6 +181,26 @@ def test_azure_uses_deployment_paths_the_api_version_and_an_entra_token(demo: Co
     outcome = engine_with(demo, missing).answer(STUDENTS, [], MOOD)
     assert "HTTP 404: The API deployment for this resource does not exist." in outcome.fallbacks[0]
     assert azure.paths()[-1] == "/openai/deployments/gone/chat/completions"
+
+
+def test_azure_in_two_regions_fails_over_on_429_5xx_and_timeouts(demo: Core, azure: FakeOpenAI,
+                                                                 azure_west: FakeOpenAI) -> None:
+    settings = Settings(llm="openai", azure_openai_endpoints=[azure.url, azure_west.url],
+                        azure_openai_api_keys=[SecretStr(KEY)], azure_openai_deployment="answers",
+                        openai_failover_order="listed", provider_timeout_seconds=0.5)
+    failover = openai_failover(settings)
+    hosts = [u.removeprefix("http://") for u in (azure.url, azure_west.url)]
+    assert [e.label for e in failover.endpoints] == [f"azure@{h}#key1" for h in hosts]
+    for trouble in (429, 500, "slow"):
+        azure.reset()
+        azure_west.reset()
+        if trouble == "slow":
+            azure.delay = 3.0
+        else:
+            azure.fail_next = [int(trouble)]
+        outcome = engine_with(demo, failover).answer(STUDENTS, [], MOOD)
+        assert outcome.kind == "answer" and outcome.fallbacks == [], (trouble, outcome.fallbacks)
+        assert len(azure.calls) == 1 and azure_west.paths() == ["/openai/deployments/answers/chat/completions"]
 
 
 def test_azure_embeddings_build_a_store_and_answer(azure: FakeOpenAI, tmp_path: Path, kb: Path) -> None:
