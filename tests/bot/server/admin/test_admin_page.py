@@ -10,6 +10,7 @@ import io
 import json
 import re
 import sqlite3
+import time
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -431,3 +432,30 @@ def test_views_waiting_for_the_start_up_read_leave_the_default_thread_pool_free(
             release.set()
             assert [(await v).status for v in views] == [200] * 8
     asyncio.run(go())
+
+
+def test_two_views_of_one_period_group_its_gaps_once(seeded: Bot, tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    from bot.server.admin import gaps, routes
+
+    calls: list[int] = []
+    real = gaps.group_by_meaning
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        calls.append(1)
+        time.sleep(0.5)  # slow enough for the second view to arrive while the first groups
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(routes, "group_by_meaning", counted)
+
+    async def test(client: Client) -> None:
+        await log_in(client)
+        assert isinstance(client.server, TestServer)
+        warming = client.server.app[ADMIN].warming
+        assert warming is not None
+        await warming
+        calls.clear()  # the start-up grouping of the default period
+        first, second = await asyncio.gather(client.get("/admin/gaps?days=7"), client.get("/admin/gaps.csv?days=7"))
+        assert (first.status, second.status) == (200, 200)
+        assert calls == [1]
+    with_client(seeded, admin_settings(tmp_path, admin_plain_http=True), test)
