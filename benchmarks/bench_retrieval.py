@@ -61,7 +61,7 @@ from rag.documents import Block, SearchHit, SourceDocument
 from rag.evaluation.evaluate import SectionGold, ranked_doc_ids, read_questions
 from rag.ingest.ingestor import IngestSummary
 from rag.ingest.loaders import load_file
-from rag.search.sqlite_store import SQLiteKnowledgeStore
+from rag.search.sqlite_store import SCHEMA_VERSION, SQLiteKnowledgeStore
 from rag.search.store import Filters
 
 CORPUS_DIR = Path(__file__).resolve().parents[2] / "shared/corpus/snap"
@@ -601,6 +601,10 @@ def render(args: argparse.Namespace, ingest: IngestResult, sizes: list[LatencyRe
         f"- Command: `{command}`" + (" (quick smoke check)" if args.quick else ""),
         ("- Core: `build_core(Settings(), <store>)`: SQLiteKnowledgeStore + WordLlamaEmbedder + Chunker "
         "+ Retriever (defaults)"),
+        (f"- Store layout {SCHEMA_VERSION} (issue 21): section BM25 from stored postings (FTS5's own scores), one "
+         "block of sentences per section (stem ids, int8 vectors), statistics stored; numpy's BLAS kept to one "
+         "thread. The 8 engineers of the session share this machine's 2 cores: absolute times move with the load, "
+         "the ratios against the baseline (same loop, question by question) much less"),
         f"- Ingestion: every file of `../shared/corpus/snap/` ({', '.join(ingest.files)}; {ingest.words:,} words), "
         "runs: " + ", ".join(f"{s:.2f} s" for s in ingest.runs_s),
         (f"- Search: {len(QUERIES)} navigator questions, {WARMUP_QUERIES} warm-up then {n_queries} timed, on each "
