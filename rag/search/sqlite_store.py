@@ -374,24 +374,30 @@ class SQLiteKnowledgeStore:
             return self._sections
         rows = self._db.execute(
             "SELECT v.rows, v.chunk_ids, v.lengths, v.vectors, d.tags, d.groups FROM section_vectors v"
-            " JOIN documents d ON d.id = v.doc").fetchall()
+            " JOIN documents d ON d.id = v.doc ORDER BY v.doc").fetchall()
         docs = [(frozenset(t.lower() for t in json.loads(tags)), frozenset(g.lower() for g in json.loads(groups)))
                 for *_, tags, groups in rows]
         row_ids = [np.frombuffer(r[0], dtype=np.int64) for r in rows]
         all_rows = np.concatenate(row_ids) if rows else np.zeros(0, dtype=np.int64)
-        order = np.argsort(all_rows, kind="stable")  # row-id order: the order chunks were written
+        # Row-id order (the order chunks were written): documents in id order already are, unless rows were
+        # renumbered; then sort (copying a 100k-chunk matrix costs ~50 ms at open).
+        ascending = bool(np.all(all_rows[1:] > all_rows[:-1]))
+        order = np.arange(len(all_rows)) if ascending else np.argsort(all_rows, kind="stable")
         ids = [cid for r in rows for cid in r[1].split("\n")]
         vectors = [np.frombuffer(r[3], dtype=np.float32) for r in rows]
         dim = max((len(v) // len(r) for v, r in zip(vectors, row_ids, strict=True) if len(r)), default=0)
-        matrix = (np.concatenate(vectors).reshape(len(all_rows), dim)[order] if len(all_rows)
+        matrix = (np.concatenate(vectors).reshape(len(all_rows), dim) if len(all_rows)
                   else np.zeros((0, 0), dtype=np.float32))
-        self._stats = self._read_stats()
-        lengths = (np.concatenate([np.frombuffer(r[2], dtype=np.int64) for r in rows])[order] if rows
+        lengths = (np.concatenate([np.frombuffer(r[2], dtype=np.int64) for r in rows]) if rows
                    else np.zeros(0, dtype=np.int64))
+        doc_of = np.repeat(np.arange(len(rows)), [len(r) for r in row_ids])
+        if not ascending:
+            matrix, lengths, doc_of, all_rows, ids = (matrix[order], lengths[order], doc_of[order], all_rows[order],
+                                                      [ids[i] for i in order])
+        self._stats = self._read_stats()
         self._sections = _Sections(
-            rows=all_rows[order], ids=[ids[i] for i in order], lengths=lengths, matrix=matrix,
-            doc_of=np.repeat(np.arange(len(rows)), [len(r) for r in row_ids])[order], docs=docs,
-            stats=SectionStats.of(all_rows[order], lengths, self._stats["sections"], self._stats["section_tokens"]))
+            rows=all_rows, ids=ids, lengths=lengths, matrix=matrix, doc_of=doc_of, docs=docs,
+            stats=SectionStats.of(all_rows, lengths, self._stats["sections"], self._stats["section_tokens"]))
         self._row_of = {cid: int(row) for cid, row in zip(self._sections.ids, self._sections.rows, strict=True)}
         self._chunk_id_of = {row: cid for cid, row in self._row_of.items()}
         self._mask_cache.clear()

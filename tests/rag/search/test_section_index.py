@@ -120,3 +120,16 @@ def test_the_group_filter_costs_nothing_while_no_document_is_restricted(tmp_path
     mask = store._mask(chat)
     assert mask is not None and mask.tolist() == [True, False]
     assert [c for c, _ in store.lexical_search("household", 5, chat)] == ["a::0"]
+
+
+def test_sections_load_in_row_order_whatever_the_document_order(tmp_path: Path) -> None:
+    store = SQLiteKnowledgeStore(tmp_path / "k.sqlite3")
+    _write(store, "a", [_chunk("a", 0, "Household", [], "household income"), _chunk("a", 1, "Other", [], "income")])
+    _write(store, "b", [_chunk("b", 0, "Household", [], "household household rules")])
+    before = store.lexical_search("household income", 5, Filters()), store.section_vectors()[0]
+    store._db.execute("PRAGMA foreign_keys=OFF")  # document a now sorts after b: its sections' rows do not
+    store._db.execute("UPDATE documents SET id = 100 WHERE doc_id = 'a'")
+    store._db.execute("UPDATE section_vectors SET doc = 100 WHERE doc = 1")
+    reopened = SQLiteKnowledgeStore(tmp_path / "k.sqlite3")
+    assert (reopened.lexical_search("household income", 5, Filters()), reopened.section_vectors()[0]) == before
+    assert before[1] == ["a::0", "a::1", "b::0"]
