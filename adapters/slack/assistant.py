@@ -116,6 +116,7 @@ class AssistantPane:
         if event.get("subtype") or event.get("bot_id"):
             return
         pane = self._threads.get((channel, thread_ts))
+        await self.ask(event, body, context, request, pane is not None)  # first: the answer's work starts now
         if pane is not None and not pane:
             text = str(event.get("text", "")).strip()
             if text and not self.is_command(text):
@@ -124,4 +125,3 @@ class AssistantPane:
                     await set_title(thread_title(text))
                 except Exception as exc:  # noqa: BLE001 - an untitled thread still works
                     log.warning("slack: assistant.threads.setTitle failed: %r", exc)
-        await self.ask(event, body, context, request, pane is not None)
