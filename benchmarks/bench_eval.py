@@ -122,7 +122,7 @@ section; paragraph hit@3: one of the 3 best paragraphs of the 5 best chunks (`ra
 order `rag/search/retrieve.py` ranked them) is in the gold section at a gold path, its parent or under it; "cite
 a gold paragraph": share of answerable questions whose answer cites a paragraph at or under a gold path (a
 refusal counts as a miss); citation precision over all citations of answered answerable questions. Sections and
-paths are read from each paragraph's heading path (`rag/evaluation/legal_location.py`). "Follow-ups, question
+paths are read from each paragraph's heading path (`rag/search/legal_location.py`). "Follow-ups, question
 alone" searches the follow-up without its history.
 
 {table}

@@ -1,5 +1,5 @@
 """`navibot feedback export` and `navibot stats`: what an admin asks of the conversation store
-(registered by bot/cli/main.py; the figures and rows are computed in bot/cli/admin_report.py).
+(registered by bot/cli/main.py; the figures and rows are computed in bot/observability/usage_report.py).
 
 Both read the configured conversation store (SQLite, or MongoDB with NAVIBOT_STORE=mongodb). Questions, answers
 and reasons are exported as stored: redacted when NAVIBOT_REDACT_PII was on when they were saved.
@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TextIO
 
-from bot.cli.admin_report import compute_stats, export_rows, parse_since, stats_text, write_csv, write_jsonl
+from bot.observability.usage_report import compute_stats, export_rows, parse_since, stats_text, write_csv, write_jsonl
 from bot.config.settings import Settings
 from bot.conversations.sqlite import SQLiteConversationStore
 from bot.conversations.store import ConversationStore

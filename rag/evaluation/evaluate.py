@@ -19,7 +19,7 @@ from typing import Any
 
 from rag.cite.rail import Citation
 from rag.documents import SearchHit, SubChunk
-from rag.evaluation.legal_location import Labels, inside, location, near, parse_path
+from rag.search.legal_location import Labels, inside, location, near, parse_path
 
 _WS = re.compile(r"\s+")
 

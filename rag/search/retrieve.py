@@ -20,7 +20,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from rag.documents import Chunk, SearchHit
-from rag.evaluation.legal_location import location
+from rag.search.legal_location import location
 from rag.search.embedding import Embedder
 from rag.search.glossary import Expansion, Glossary
 from rag.search.sentences import SentenceEvidence

@@ -1,4 +1,4 @@
-"""`navibot stats`' figures (bot.cli.admin_report.stats_of) computed with numpy over the snapshot's columns.
+"""`navibot stats`' figures (bot.observability.usage_report.stats_of) computed with numpy over the snapshot's columns.
 
 stats_of walks every answer in Python: fine for a command run now and then, ~1 s per 100,000 answers and group on
 this machine, too slow for a page that shows the period, each platform and the busiest channels at every view.
@@ -20,7 +20,7 @@ from datetime import datetime
 import numpy as np
 import numpy.typing as npt
 
-from bot.cli.admin_report import Day, Stats
+from bot.observability.usage_report import Day, Stats
 from bot.conversations.store import FeedbackRecord
 
 IntArray = npt.NDArray[np.int64]

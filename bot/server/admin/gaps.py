@@ -17,7 +17,7 @@ from typing import TextIO
 
 import numpy as np
 
-from bot.cli.admin_report import BOM, defuse
+from bot.observability.usage_report import BOM, defuse
 from bot.conversations.store import ConversationStore
 from bot.server.admin.overview import channel_of
 from bot.server.admin.period import Period

@@ -2,7 +2,7 @@
 
 The figures are computed by bot/server/admin/figures.py over the snapshot's columns (bot/server/admin/snapshot.py:
 read a page at a time from the store once, then only what is new), by the rules of `navibot stats`
-(bot.cli.admin_report.stats_of), so the totals are the command's figures for the same `--since`."""
+(bot.observability.usage_report.stats_of), so the totals are the command's figures for the same `--since`."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from bot.cli.admin_report import Stats
+from bot.observability.usage_report import Stats
 from bot.conversations.store import AnswerRecord
 from bot.server.admin.figures import Ratings, stats_for
 from bot.server.admin.period import Period

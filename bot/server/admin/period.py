@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-from bot.cli.admin_report import parse_since
+from bot.observability.usage_report import parse_since
 from bot.errors import UserError
 
 CHOICES = (7, 30, 90, 365)  # the period chooser's buttons, in days; plus "all"

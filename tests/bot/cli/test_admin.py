@@ -18,7 +18,7 @@ import pytest
 from pymongo.errors import ServerSelectionTimeoutError
 
 from bot.cli import admin_cli as admin_command
-from bot.cli.admin_report import compute_stats, defuse, parse_since, percentile, stats_text
+from bot.observability.usage_report import compute_stats, defuse, parse_since, percentile, stats_text
 from bot.cli.main import main
 from bot.config.settings import Settings
 from bot.conversations import mongo as mongo_conversations

@@ -157,7 +157,7 @@ def test_eval_can_use_an_existing_store(tmp_path: Path, kb: Path, capsys: pytest
 # --- Section-level gold (a regulation) ------------------------------------------------------------------------
 
 from rag.evaluation.evaluate import SectionGold, evaluate_sections  # noqa: E402
-from rag.evaluation.legal_location import location, near, parse_path  # noqa: E402
+from rag.search.legal_location import location, near, parse_path  # noqa: E402
 
 PART = ["Subpart A—General Rules"]
 

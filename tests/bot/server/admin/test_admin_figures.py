@@ -10,7 +10,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from bot.cli.admin_report import stats_of
+from bot.observability.usage_report import stats_of
 from bot.conversations.store import AnswerRecord, FeedbackRecord
 from bot.server.admin.overview import channel_of, compute_overview
 from bot.server.admin.period import parse_period

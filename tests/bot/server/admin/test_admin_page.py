@@ -24,7 +24,7 @@ from pydantic import SecretStr
 
 from adapters.slack.settings import SlackSettings
 from adapters.teams.settings import TeamsSettings
-from bot.cli.admin_report import compute_stats
+from bot.observability.usage_report import compute_stats
 from bot.cli.main import main
 from bot.config.settings import Settings
 from bot.conversations.mongo import MongoConversationStore
