@@ -6,6 +6,7 @@ from __future__ import annotations
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -182,3 +183,31 @@ def test_navibot_reindex_with_an_openai_compatible_embedder(demo_store_file: Pat
         assert main(["reindex", "--from", str(old), "--to", str(tmp_path / "third.sqlite3")]) == 2
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and "run the same command again" in err and "HTTP 503" in err
+
+
+def test_navibot_reindex_into_another_mongodb_database(demo_store_file: Path, tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    """--to-database: the same NAVIBOT_MONGODB_URI, another database (the mongomock facade stands for the server)."""
+    databases: dict[str, FakeDatabase] = {}
+
+    def open_connection(cls: type[MongoConnection], config: Any) -> MongoConnection:
+        return cls(AsyncBridge(), databases.setdefault(config.database, FakeDatabase()), host="atlas")
+
+    monkeypatch.setattr(MongoConnection, "open", classmethod(open_connection))
+    monkeypatch.setenv("NAVIBOT_MONGODB_URI", "mongodb+srv://navi:mongo-pass-do-not-print@cluster0.example.net/")
+    old = Path(shutil.copy(demo_store_file, tmp_path / "old.sqlite3"))
+    assert main(["reindex", "--from", str(old), "--to-database", "navibot_new"]) == 0
+    out = capsys.readouterr().out
+    assert "-> MongoDB cluster0.example.net/navibot_new" in out and "mongo-pass-do-not-print" not in out
+    assert "next: NAVIBOT_MONGODB_DATABASE=navibot_new navibot db init" in out
+    assert set(databases) == {"navibot_new"}
+    store = MongoKnowledgeStore(MongoConnection(AsyncBridge(), databases["navibot_new"]))
+    source = SQLiteKnowledgeStore(old)
+    try:
+        assert store.documents() == source.documents() and store.counts() == source.counts()
+    finally:
+        store.close()
+        source.close()
+    assert main(["reindex", "--from-database", "navibot_new", "--to-database", "navibot_new"]) == 2
+    assert "the target must be another store" in capsys.readouterr().err
