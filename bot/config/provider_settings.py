@@ -87,7 +87,7 @@ class ProviderSettings(BaseSettings):
     azure_openai_endpoints: CommaList = Field(
         default_factory=list, description="Azure OpenAI resource endpoints, comma-separated (e.g. two regions: "
                                           "https://agency-east.openai.azure.com, https://agency-west.openai.azure.us)"
-                                          "; tried before or with NAVIBOT_OPENAI_BASE_URLS.")
+                                          "; after NAVIBOT_OPENAI_BASE_URLS when both are set.")
     azure_openai_api_version: str = Field(default="2024-10-21",
                                           description="The Azure OpenAI API version sent as ?api-version=.")
     azure_openai_deployment: str = Field(default="", description="Azure deployment that writes answers.")
@@ -140,8 +140,8 @@ class ProviderSettings(BaseSettings):
                                 "max_tokens: it then gets max_completion_tokens and this effort (minimal or low "
                                 "keeps a navigator's wait short). Empty for a chat model.")
     openai_failover_order: Literal["random", "listed"] = Field(
-        default="random", description="Try the endpoints in a random order, or as listed (Azure endpoints first, "
-                                      "then NAVIBOT_OPENAI_BASE_URLS: e.g. a local server first, a hosted one "
+        default="random", description="Try the endpoints in a random order, or as listed (NAVIBOT_OPENAI_BASE_URLS "
+                                      "first, then the Azure endpoints: e.g. a local server first, a hosted one "
                                       "second).")
 
     rerank_candidates: int = Field(default=30, ge=5, le=100,
@@ -231,8 +231,6 @@ class ProviderSettings(BaseSettings):
                              "NAVIBOT_AZURE_CLIENT_ID and NAVIBOT_AZURE_CLIENT_SECRET")
         if data.get("llm") == "openai" and not data.get("azure_openai_deployment"):
             raise ValueError("NAVIBOT_LLM=openai with Azure endpoints needs NAVIBOT_AZURE_OPENAI_DEPLOYMENT")
-        if data.get("embedder") == "openai" and not data.get("azure_openai_embed_deployment"):
-            raise ValueError("NAVIBOT_EMBEDDER=openai with Azure endpoints needs NAVIBOT_AZURE_OPENAI_EMBED_DEPLOYMENT")
         return keys
 
     @field_validator("openai_base_urls", mode="after")
@@ -240,10 +238,15 @@ class ProviderSettings(BaseSettings):
     def _an_openai_endpoint(cls, urls: list[str], info: ValidationInfo) -> list[str]:
         users = [f"NAVIBOT_{name.upper()}=openai" for name in ("llm", "embedder") if info.data.get(name) == "openai"]
         keys = [k for k in info.data.get("openai_api_keys") or [] if k.get_secret_value().strip()]
-        if users and not urls and not keys and not info.data.get("azure_openai_endpoints"):
+        azure = info.data.get("azure_openai_endpoints")
+        if users and not urls and not keys and not azure:
             raise ValueError(f"{' and '.join(users)} needs an endpoint: a server's URL here (e.g. "
                              "http://ollama:11434/v1), NAVIBOT_AZURE_OPENAI_ENDPOINTS, or NAVIBOT_OPENAI_API_KEYS "
                              "for api.openai.com")
+        # Embeddings come from the first kind of endpoint: Azure only when no compatible server is configured.
+        if info.data.get("embedder") == "openai" and azure and not urls and not keys \
+                and not info.data.get("azure_openai_embed_deployment"):
+            raise ValueError("NAVIBOT_EMBEDDER=openai with Azure endpoints needs NAVIBOT_AZURE_OPENAI_EMBED_DEPLOYMENT")
         return urls
 
     @field_validator("tei_rerank_urls", mode="after")

@@ -43,14 +43,24 @@ def cohere_failover(settings: Settings) -> Failover[cohere.ClientV2]:
     return build(keys, settings.cohere_base_urls, settings.provider_timeout_seconds)
 
 
+def uses_compatible_servers(settings: Settings) -> bool:
+    """OpenAI-compatible endpoints are in play: base URLs given, a key for api.openai.com, or no Azure at all."""
+    return bool(settings.openai_base_urls or _keys(settings.openai_api_keys)) or not settings.azure_openai_endpoints
+
+
 def openai_failover(settings: Settings, embeddings: bool = False) -> Failover[Target]:
-    """Azure endpoints (deployment names) and OpenAI-compatible ones (model names) in one failover. Embeddings
-    use one family only (Azure when configured): vectors from two different models must never mix in a store."""
+    """OpenAI-compatible endpoints (model names), then Azure ones (deployment names), in one failover: listed, a
+    local server is tried before a hosted one. Embeddings use the first kind only: vectors from two different
+    models must never mix in a store."""
     from rag.providers.openai_client import EntraTokens, Models, azure_targets, openai_targets, target_failover
 
     timeout = settings.provider_timeout_seconds
     endpoints = []
-    if settings.azure_openai_endpoints:
+    if uses_compatible_servers(settings):
+        models = Models(settings.openai_model, settings.openai_rewrite_model or settings.openai_model,
+                        settings.openai_embed_model)
+        endpoints += openai_targets(_keys(settings.openai_api_keys), settings.openai_base_urls, models, timeout)
+    if settings.azure_openai_endpoints and not (embeddings and endpoints):
         deployment = settings.azure_openai_deployment
         models = Models(deployment, settings.azure_openai_rewrite_deployment or deployment,
                         settings.azure_openai_embed_deployment)
@@ -63,10 +73,6 @@ def openai_failover(settings: Settings, embeddings: bool = False) -> Failover[Ta
                                  managed_identity=settings.azure_openai_auth == "managed_identity")
         endpoints += azure_targets(settings.azure_openai_endpoints, settings.azure_openai_api_version,
                                    _keys(settings.azure_openai_api_keys), tokens, models, timeout)
-    if not (embeddings and endpoints) and (settings.openai_base_urls or not settings.azure_openai_endpoints):
-        models = Models(settings.openai_model, settings.openai_rewrite_model or settings.openai_model,
-                        settings.openai_embed_model)
-        endpoints += openai_targets(_keys(settings.openai_api_keys), settings.openai_base_urls, models, timeout)
     return target_failover(endpoints, timeout, in_order=settings.openai_failover_order == "listed")
 
 
@@ -82,8 +88,8 @@ def make_embedder(settings: Settings) -> Embedder:
     if settings.embedder == "openai":
         from rag.providers.openai_embed import OpenAIEmbedder
 
-        azure = bool(settings.azure_openai_endpoints)
-        model = settings.azure_openai_embed_deployment if azure else settings.openai_embed_model
+        compatible = uses_compatible_servers(settings)
+        model = settings.openai_embed_model if compatible else settings.azure_openai_embed_deployment
         return OpenAIEmbedder(openai_failover(settings, embeddings=True), model, settings.openai_embed_dim,
                               settings.openai_embed_send_dimensions)
     return WordLlamaEmbedder()

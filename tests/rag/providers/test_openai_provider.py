@@ -331,6 +331,25 @@ def test_a_local_server_first_and_a_hosted_one_second(demo: Core, ollama: FakeOp
     assert len(ollama.calls) == 1 and len(openai_a.calls) == 1
 
 
+def test_a_local_ollama_first_and_azure_openai_second(demo: Core, ollama: FakeOpenAI, azure: FakeOpenAI) -> None:
+    settings = Settings(llm="openai", embedder="openai", openai_base_urls=[f"{ollama.url}/v1"],
+                        openai_model="llama3.1:8b", openai_embed_model="nomic-embed-text", openai_embed_dim=768,
+                        openai_embed_send_dimensions=False, azure_openai_endpoints=[azure.url],
+                        azure_openai_api_keys=[SecretStr(KEY)], azure_openai_deployment="answers",
+                        openai_failover_order="listed")
+    failover = openai_failover(settings)
+    assert [e.label.split("@")[0] for e in failover.endpoints] == ["openai", "azure"]
+    assert [e.client.models.answer for e in failover.endpoints] == ["llama3.1:8b", "answers"]
+    ollama.status = 503  # the local server is down: the hosted one answers, with its own deployment name
+    outcome = engine_with(demo, failover).answer(STUDENTS, [], MOOD)
+    assert outcome.kind == "answer" and outcome.fallbacks == []
+    assert ollama.calls[0].body["model"] == "llama3.1:8b"
+    assert azure.paths() == ["/openai/deployments/answers/chat/completions"]
+    embedder = make_embedder(settings)  # embeddings from the local kind only: never two models in one store
+    assert embedder.name == "openai/nomic-embed-text-768"
+    assert [e.label.split("@")[0] for e in embedder.failover.endpoints] == ["openai"]  # type: ignore[attr-defined]
+
+
 def test_a_400_is_not_retried_elsewhere_but_a_404_page_is(demo: Core, openai_a: FakeOpenAI,
                                                          openai_b: FakeOpenAI) -> None:
     openai_a.fail_next = [400]
