@@ -73,13 +73,16 @@ class Pane:
         return channel, thread_ts
 
     def ask(self, channel: str, thread_ts: str, text: str) -> None:
+        """Sends the message and returns once its reply is out (a posted message or a closed stream)."""
+        def replies() -> int:
+            return len([c for c in self.in_thread(channel) if c.method in ("chat.postMessage", "chat.stopStream")])
+        before = replies()
         ts = f"{int(time.time())}.{uuid.uuid4().int % 10**6:06d}"
         self.event({"type": "message", "channel": channel, "channel_type": "im", "user": USER, "text": text,
                     "ts": ts, "thread_ts": thread_ts, "event_ts": ts, "team": TEAM_ID})
-        self.settle()
-
-    def settle(self) -> None:
-        time.sleep(0.05)  # the event's background task is created after the ack
+        deadline = time.monotonic() + 30
+        while replies() == before and time.monotonic() < deadline:
+            time.sleep(0.02)
         self.run(self.slack.drain(20))
 
     def in_thread(self, channel: str) -> list[Call]:
@@ -148,7 +151,8 @@ def test_a_question_in_the_pane_is_titled_shown_in_progress_and_streamed_with_bu
     text = pane.fake.streamed(stop.args["ts"])
     assert text.count(r"\[1\]") == 1 and text.count(r"\[2\]") == 1
     kinds = [b["type"] for b in stop.args["blocks"]]
-    assert "actions" in kinds and "section" not in kinds[:1]  # buttons (quotes toggle, feedback) under the text
+    assert "section" not in kinds[:1]  # the streamed text is the answer: no second copy of it in blocks
+    assert "actions" in kinds and "context_actions" in kinds  # Show quotes, and 👍/👎, under the streamed text
 
 
 def test_a_second_sentence_citing_an_unretrieved_paragraph_is_never_streamed(pane: Pane) -> None:
