@@ -4,14 +4,20 @@ AsyncWebClient (slack_sdk's chat_stream helper): the end-to-end path is in test_
 from __future__ import annotations
 
 import asyncio
+import json
+import subprocess
+import uuid
 from collections.abc import Coroutine
+from pathlib import Path
 from typing import Any
 
+import pytest
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack.assistant import COMMAND_PROMPTS, MAX_PROMPTS, greeting, suggested_prompts, thread_title
-from adapters.slack.blocks import Message
+from adapters.slack.blocks import AnswerView, Message, answer_message
 from adapters.slack.streaming import SlackAnswerStream, closing_blocks, markdown_escape
+from bot.port import Citation
 from tests.fakes.fake_slack import FakeSlack
 
 ANSWER_BLOCKS: list[dict[str, Any]] = [
@@ -96,3 +102,39 @@ def test_in_a_dm_the_stream_needs_no_recipient() -> None:
         assert await stream.finish(Message("fallback", ANSWER_BLOCKS))
         assert "recipient_user_id" not in fake.of("chat.startStream")[0].args
     run(with_fake(body))
+
+
+SLACK_TYPES = Path(__file__).parents[2] / "node"
+
+
+@pytest.mark.skipif(not (SLACK_TYPES / "node_modules" / "@slack" / "types").is_dir(),
+                    reason="run `npm ci --prefix tests/node` (as .ci/run does) for the official @slack/types check")
+def test_what_a_stream_sends_type_checks_against_the_official_slack_types() -> None:
+    """The chunks sent by chat.startStream/appendStream/stopStream and the blocks that close the stream (of a real
+    answer message, hostile text included), as TypeScript literals typed with @slack/types under tsc --strict."""
+    citation = Citation(1, "d", "d::0", "d::0.0", "<!here> *title*", ["H"], "https://example.org/a", None,
+                        "Quote with <@U123> and `code`")
+    message = answer_message(AnswerView("a1", "Students need 20 hours [1].", "concise", [citation], "q", "q"))
+
+    sent: dict[str, Any] = {}
+
+    async def body(fake: FakeSlack, client: AsyncWebClient) -> None:
+        stream = SlackAnswerStream(client, "C0CHAN", "1.000009", "U0ALICE", "T0NAVI")
+        await stream.sentence("Work *20* hours <!channel> [1]. ")
+        await stream.sentence("Then `report` it.")
+        assert await stream.finish(message)
+        sent["chunks"] = [c for call in fake.calls if call.method.endswith("Stream")
+                          for c in call.args.get("chunks") or []]
+        sent["closing"] = fake.of("chat.stopStream")[0].args["blocks"]
+    run(with_fake(body))
+    source = SLACK_TYPES / f"navibot_stream_{uuid.uuid4().hex[:8]}.ts"
+    source.write_text('import type { KnownBlock, MarkdownTextChunk } from "@slack/types";\n'
+                      f"export const chunks: MarkdownTextChunk[] = {json.dumps(sent['chunks'])};\n"
+                      f"export const closing: KnownBlock[] = {json.dumps(sent['closing'])};\n", encoding="utf-8")
+    try:
+        done = subprocess.run([str(SLACK_TYPES / "node_modules" / ".bin" / "tsc"), "--strict", "--noEmit",
+                               "--target", "es2022", "--module", "nodenext", str(source)], cwd=SLACK_TYPES,
+                              capture_output=True, text=True, timeout=300, check=False)
+    finally:
+        source.unlink()
+    assert len(sent["chunks"]) == 2 and done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
