@@ -17,10 +17,26 @@ WIDTH = 100
 CHAT_HELP = "After an answer: `+` helpful, `-` not helpful (optionally `- reason`). `quit` or Ctrl-D to leave."
 
 
-def render(reply: Reply, asked: str | None = None) -> str:
+class StreamedLines:
+    """`navibot chat` shows a language model's answer sentence by verified sentence, as Slack and Teams do."""
+
+    def __init__(self, out: TextIO) -> None:
+        self.out = out
+        self.streamed = False
+
+    def status(self, words: str) -> None:
+        """The stages are not printed: in a terminal the answer follows within seconds."""
+
+    def sentence(self, text: str) -> None:
+        print(("" if self.streamed else "bot> ") + text, end="", file=self.out, flush=True)
+        self.streamed = True
+
+
+def render(reply: Reply, asked: str | None = None, streamed: bool = False) -> str:
     """The answer, then each citation as a numbered quote with its title, heading path and link. When a follow-up
-    was rewritten, how it was understood is shown too, so a misunderstanding is seen before it is read aloud."""
-    lines = [textwrap.fill(para, WIDTH) if para.strip() else "" for para in reply.text.split("\n")]
+    was rewritten, how it was understood is shown too, so a misunderstanding is seen before it is read aloud.
+    `streamed`: the answer's text is already on screen; only what follows it."""
+    lines = [] if streamed else [textwrap.fill(para, WIDTH) if para.strip() else "" for para in reply.text.split("\n")]
     understood = reply.standalone_question
     if asked is not None and understood and understood.strip() != asked.strip():
         lines.append(textwrap.fill(f"(understood as: {understood})", WIDTH))
@@ -79,7 +95,11 @@ def chat(bot: Bot, read: Callable[[str], str] = input, out: TextIO | None = None
             except FeedbackError as exc:
                 print(f"bot> {exc}", file=out)
             continue
-        reply = bot.handler.handle(cli_turn(thread, text))
+        stream = StreamedLines(out)
+        reply = bot.handler.handle(cli_turn(thread, text), progress=stream)
         if reply.answer_id:
             last_answer = reply.answer_id
-        print("bot> " + render(reply, asked=text), file=out)
+        if stream.streamed:
+            print(render(reply, asked=text, streamed=True), file=out)
+        else:
+            print("bot> " + render(reply, asked=text), file=out)
