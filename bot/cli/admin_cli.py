@@ -18,11 +18,11 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TextIO
 
-from bot.observability.usage_report import compute_stats, export_rows, parse_since, stats_text, write_csv, write_jsonl
 from bot.config.settings import Settings
 from bot.conversations.sqlite import SQLiteConversationStore
 from bot.conversations.store import ConversationStore
 from bot.errors import UserError
+from bot.observability.usage_report import compute_stats, export_rows, parse_since, stats_text, write_csv, write_jsonl
 from bot.wiring.open_stores import open_conversation_store
 
 
