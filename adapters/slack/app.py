@@ -241,7 +241,8 @@ class SlackApp:
             if adding is not None:  # normally long done; a moment for it, so :eyes: never lands after the answer
                 await asyncio.wait({adding}, timeout=REACTION_WAIT_SECONDS)
             message = render(reply, turn.text)
-            if not await stream.finish(message):  # nothing streamed (or the stream broke): the usual message
+            # Nothing streamed, the stream broke, or not an answer (an error after it began): the usual message.
+            if not await stream.finish(message, answered=reply.kind is ReplyKind.ANSWER):
                 await self._post_reply(message, channel, thread_ts)
             await self.bot.reply_posted(turn)  # answered for good: a redelivery is dropped from now on
             if clear is not None:

@@ -82,13 +82,14 @@ class SlackAnswerStream:
             self.broken = True
             log.warning("slack: streaming the answer failed (%s); it will be posted when finished", _why(exc))
 
-    async def finish(self, message: Message) -> bool:
+    async def finish(self, message: Message, answered: bool = True) -> bool:
         """True when the streamed message was closed with the answer's buttons (nothing more to post); False when
-        nothing was streamed or the stream broke: the caller posts `message` as usual."""
+        nothing was streamed, the stream broke, or the turn did not end in an answer (`answered` False: an error
+        after the stream began): the stream is closed as it is and the caller posts `message` as usual."""
         if self._stream is None:
             return False
         try:
-            if not self.broken:
+            if not self.broken and answered:
                 await self._stream.stop(blocks=closing_blocks(message))
                 return True
             if self._stream.ts is not None:  # close what was shown; the whole answer follows as a normal message

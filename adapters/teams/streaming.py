@@ -84,6 +84,8 @@ class TeamsAnswerStream:
     async def _end(self, reply: Reply) -> None:
         if not self.streamed:  # the offline answer, a no-answer: the text arrives whole
             self.response.queue_text_chunk(markdown_escape(reply.text))
+        elif reply.kind not in (ReplyKind.ANSWER, ReplyKind.NO_ANSWER):  # an error after the answer began
+            self.response.queue_text_chunk("\n\n" + markdown_escape(reply.text))
         if reply.kind in (ReplyKind.ANSWER, ReplyKind.NO_ANSWER):
             parts = reply_parts(reply)
             # The card under the streamed text holds what the text does not: the quotes toggle and the feedback

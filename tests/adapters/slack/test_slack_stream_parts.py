@@ -138,3 +138,13 @@ def test_what_a_stream_sends_type_checks_against_the_official_slack_types() -> N
     finally:
         source.unlink()
     assert len(sent["chunks"]) == 2 and done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+
+
+def test_an_error_after_the_stream_began_closes_it_and_leaves_the_apology_to_a_normal_post() -> None:
+    async def body(fake: FakeSlack, client: AsyncWebClient) -> None:
+        stream = SlackAnswerStream(client, "C0CHAN", "1.000010", "U0ALICE", "T0NAVI")
+        await stream.sentence("Students need 20 hours a week [1]. ")
+        assert await stream.finish(Message("Sorry, something went wrong (trace id x).", []), answered=False) is False
+        (stop,) = fake.of("chat.stopStream")
+        assert stop.args.get("blocks") is None  # closed as it was: no buttons for an answer that was not saved
+    run(with_fake(body))
