@@ -21,7 +21,18 @@ from adapters.slack.blocks import ACTION_FEEDBACK, ACTION_REASON, ACTION_SHOW_QU
 from adapters.teams.agent import add_teams_routes
 from adapters.teams.cards import VERB_HELPFUL
 from adapters.teams.settings import TeamsSettings
-from bot.port import Chat, ChatBot, Citation, FeedbackError, Reply, ReplyKind, StoredAnswer, Turn, Vote
+from bot.port import (
+    Chat,
+    ChatBot,
+    Citation,
+    FeedbackError,
+    Reply,
+    ReplyKind,
+    StoredAnswer,
+    Turn,
+    TurnProgress,
+    Vote,
+)
 from bot.wiring.runtime import Bot
 from tests.adapters.slack.test_slack import SECRET, Harness, all_text, answer_id_of
 from tests.adapters.teams.test_teams import CHANNEL, ROOT, TENANT, USER_AAD, actions, message, only_card
@@ -52,7 +63,8 @@ class FakeChatBot:
     def max_reason_chars(self) -> int:
         return 321
 
-    async def handle(self, turn: Turn, mood_override: str | None = None) -> Reply:
+    async def handle(self, turn: Turn, mood_override: str | None = None,
+                     progress: TurnProgress | None = None) -> Reply:
         self.turns.append(turn)
         if self.is_chat_command(turn.text):
             return Reply(ReplyKind.COMMAND, f"fake command {turn.text!r} done")
@@ -87,6 +99,9 @@ class FakeChatBot:
 
     def is_chat_command(self, text: str) -> bool:
         return text.strip().lower() == "reset"
+
+    async def suggested_questions(self) -> list[str]:
+        return ["Can college students get SNAP?"]
 
     def known_mood(self, name: str | None) -> str | None:
         return "kids" if name == "kids" else None
