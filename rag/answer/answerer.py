@@ -68,6 +68,10 @@ class AnswerUnavailable(RuntimeError):
     """The answerer could not write an answer (its model failed everywhere, or the turn's time ran out)."""
 
 
+class StreamingUnsupported(AnswerUnavailable):
+    """The model's endpoint refuses streaming (a proxy or an API version without it): write the answer whole."""
+
+
 UNAVAILABLE_NOTICE = "The AI model is unavailable right now; these are the most relevant source sentences."
 
 
@@ -98,6 +102,8 @@ class FallbackAnswerer:
         if isinstance(self.primary, StreamingAnswerer):
             try:
                 return self.primary.stream(request)
+            except StreamingUnsupported:
+                pass  # said once, by the answerer that found out
             except AnswerUnavailable as exc:
                 note_fallback("generate", f"streaming: {exc}; the answer written whole")
         try:

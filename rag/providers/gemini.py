@@ -16,7 +16,7 @@ from google import genai
 from google.genai import errors as genai_errors
 from google.genai import types
 
-from rag.answer.answerer import AnswerRequest, AnswerUnavailable, DraftStream
+from rag.answer.answerer import AnswerRequest, AnswerUnavailable, DraftStream, StreamingUnsupported
 from rag.answer.budget import note_fallback
 from rag.answer.rewrite import Exchange, Rewrite, Rewriter
 from rag.cite.rail import Draft
@@ -25,6 +25,7 @@ from rag.providers.failover import (
     Endpoint,
     Failover,
     ProviderError,
+    RequestRejected,
     Verdict,
     api_message,
     classify_status,
@@ -184,6 +185,7 @@ class GeminiAnswerer:
         self.failover = failover
         self.model = model
         self.thinking = _thinking(thinking_budget)
+        self.streaming_refused = False  # set when an endpoint refused a streamed request as such (e.g. HTTP 404)
 
     @staticmethod
     def contents(request: AnswerRequest, streamed: bool = False) -> list[types.Content]:
@@ -249,8 +251,14 @@ class GeminiAnswerer:
                 raise BadReply("empty reply") from exc
             return _chunk_text(first), responses
 
+        if self.streaming_refused:
+            raise StreamingUnsupported("streaming was refused by the endpoint")
         try:
             first, rest = self.failover.call("generate", call)
+        except RequestRejected as exc:  # the request itself refused (e.g. a 404 from a proxy without streaming)
+            self.streaming_refused = True
+            log.warning("generate: streaming refused (%s); answers are written whole from now on", exc)
+            raise StreamingUnsupported(str(exc)) from exc
         except ProviderError as exc:
             raise AnswerUnavailable(str(exc)) from exc
         stream = DraftStream(ids=real, clean=unescape_text)

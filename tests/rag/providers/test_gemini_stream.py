@@ -163,10 +163,14 @@ def test_an_endpoint_without_streaming_still_gets_the_model_to_write_the_answer_
     plain.start()
     try:
         progress = Recorder()
-        outcome = engine(demo, plain.url).answer(QUESTION, [], MOOD, progress=progress)
+        proxied = engine(demo, plain.url)
+        outcome = proxied.answer(QUESTION, [], MOOD, progress=progress)
         assert outcome.kind == "answer" and progress.sentences == []
         assert "unavailable" not in outcome.text  # Gemini's answer, not the extractive fallback
         assert [c.path.rsplit(":", 1)[-1] for c in plain.calls] == ["streamGenerateContent", "generateContent"]
+        again = proxied.answer(QUESTION, [], MOOD, progress=Recorder())  # not asked to stream again
+        assert again.kind == "answer" and again.fallbacks == []
+        assert [c.path.rsplit(":", 1)[-1] for c in plain.calls[2:]] == ["generateContent"]
     finally:
         plain.stop()
 
