@@ -18,6 +18,7 @@ from collections.abc import Coroutine, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlencode
 
 import aiohttp
 import pytest
@@ -53,16 +54,31 @@ class Pane:
         envelope = {"token": "legacy", "team_id": TEAM_ID, "api_app_id": "A0NAVI", "type": "event_callback",
                     "event": event, "event_id": f"Ev{uuid.uuid4().hex[:10]}", "event_time": int(time.time()),
                     "authorizations": [{"team_id": TEAM_ID, "user_id": BOT_USER_ID, "is_bot": True}]}
-        body = json.dumps(envelope)
+        self.post(json.dumps(envelope), "application/json")
+
+    def post(self, body: str, content_type: str) -> None:
         ts = str(int(time.time()))
         digest = hmac.new(SECRET.encode(), f"v0:{ts}:{body}".encode(), hashlib.sha256).hexdigest()
         headers = {"X-Slack-Request-Timestamp": ts, "X-Slack-Signature": f"v0={digest}",
-                   "Content-Type": "application/json"}
+                   "Content-Type": content_type}
 
         async def send() -> int:
             async with self.session.post(self.url, data=body.encode(), headers=headers) as response:
                 return response.status
         assert self.run(send()) == 200
+
+    def click(self, channel: str, message_ts: str, thread_ts: str, action_id: str, value: str) -> None:
+        """A button under a message, as Slack posts the click (block_actions, form-encoded)."""
+        payload = {"type": "block_actions", "team": {"id": TEAM_ID, "domain": "navi"}, "api_app_id": "A0NAVI",
+                   "token": "legacy", "trigger_id": "1.1.abc", "user": {"id": USER, "team_id": TEAM_ID},
+                   "container": {"type": "message", "message_ts": message_ts, "channel_id": channel,
+                                 "is_ephemeral": False, "thread_ts": thread_ts},
+                   "channel": {"id": channel, "name": "directmessage"},
+                   "message": {"type": "message", "ts": message_ts, "thread_ts": thread_ts},
+                   "actions": [{"action_id": action_id, "block_id": "b1", "type": "button", "value": value,
+                                "action_ts": str(time.time())}]}
+        body = urlencode({"payload": json.dumps(payload)})
+        self.post(body, "application/x-www-form-urlencoded")
 
     def start_thread(self) -> tuple[str, str]:
         channel, thread_ts = "D" + uuid.uuid4().hex[:9].upper(), f"{int(time.time())}.{uuid.uuid4().int % 10**6:06d}"
@@ -153,6 +169,11 @@ def test_a_question_in_the_pane_is_titled_shown_in_progress_and_streamed_with_bu
     kinds = [b["type"] for b in stop.args["blocks"]]
     assert "section" not in kinds[:1]  # the streamed text is the answer: no second copy of it in blocks
     assert "actions" in kinds and "context_actions" in kinds  # Show quotes, and 👍/👎, under the streamed text
+    toggle = next(b for b in stop.args["blocks"] if b["type"] == "actions")["elements"][0]
+    pane.click(channel, stop.args["ts"], thread_ts, toggle["action_id"], toggle["value"])
+    [update] = pane.run(pane.fake.wait_for("chat.update", 1, channel))
+    assert update.args["ts"] == stop.args["ts"]  # the streamed message opens in place to show its quotes
+    assert [b for b in update.args["blocks"] if b["type"] == "rich_text"]
 
 
 def test_a_second_sentence_citing_an_unretrieved_paragraph_is_never_streamed(pane: Pane) -> None:
