@@ -27,7 +27,7 @@ class StoredBlock:
 
     subs: str  # JSON list of the section's paragraphs (sub_ids) that have sentences, in reading order
     meta: bytes  # uint16 triples (paragraph, head length, body length), one per sentence
-    tokens: bytes  # int32 term ids: each sentence's head, then its body, sentence after sentence
+    tokens: bytes  # term ids, uint16 when all fit, else int32 (the length tells): each sentence's head, then its body
     vectors: bytes  # int8, one row per sentence: round(127 * v / max|v|)
     scales: bytes  # float32 per sentence: max|v| / 127, to read the int8 rows back
     paragraph_norms: bytes  # float32 per paragraph: the length of its sentences' (read back) vectors' sum
@@ -45,7 +45,8 @@ def build_block(sub_ids: Sequence[str], heads: Sequence[Sequence[int]], bodies: 
     index = {sub: i for i, sub in enumerate(subs)}
     owner = np.array([index[s] for s in sub_ids], dtype=np.intp)
     meta = np.column_stack([owner, [len(h) for h in heads], [len(b) for b in bodies]]).astype(_META)
-    tokens = np.array([t for head, body in zip(heads, bodies, strict=True) for t in (*head, *body)], dtype=np.int32)
+    tokens = np.array([t for head, body in zip(heads, bodies, strict=True) for t in (*head, *body)], dtype=np.int64)
+    tokens = tokens.astype(np.uint16 if not len(tokens) or tokens.max() <= 0xFFFF else np.int32)
     quantized, scales = quantize(np.asarray(vectors, dtype=np.float32))
     sums = np.zeros((len(subs), quantized.shape[1]), dtype=np.float32)
     np.add.at(sums, owner, dequantize(quantized, scales))
@@ -95,7 +96,7 @@ class Candidates:
             paragraph_of_sentence=meta[:, 0] + np.repeat(first_paragraph, counts),
             subs=[sub for subs in subs_of for sub in subs],
             chunk_of_paragraph=np.repeat(np.arange(len(blocks)), paragraphs),
-            tokens=np.frombuffer(b"".join(b.tokens for b in blocks), dtype=np.int32),
+            tokens=_tokens(blocks, meta),
             head_lens=meta[:, 1], body_lens=meta[:, 2],
             vectors=_matrix(blocks, dim),
             paragraph_norms=np.frombuffer(b"".join(b.paragraph_norms for b in blocks), dtype=np.float32))
@@ -116,6 +117,17 @@ class Candidates:
         """Each sentence's distinct term ids (to take a removed section's sentences out of the frequencies)."""
         ends = np.cumsum(self.head_lens + self.body_lens)
         return [set(part.tolist()) for part in np.split(self.tokens, ends[:-1])] if len(self) else []
+
+
+def _tokens(blocks: Sequence[StoredBlock], meta: np.ndarray) -> np.ndarray:
+    """All blocks' term ids as int32: a block's ids are 2 or 4 bytes each, as its byte length over its count says."""
+    counts = np.add.reduceat(meta[:, 1] + meta[:, 2], np.cumsum([0, *(len(b.meta) // 6 for b in blocks)])[:-1]) \
+        if len(meta) else np.zeros(0, dtype=np.int64)
+    if all(len(b.tokens) == 2 * int(n) for b, n in zip(blocks, counts, strict=True)):
+        return np.frombuffer(b"".join(b.tokens for b in blocks), dtype=np.uint16).astype(np.int32)
+    parts = [np.frombuffer(b.tokens, dtype=np.uint16 if len(b.tokens) == 2 * int(n) else np.int32)
+             for b, n in zip(blocks, counts, strict=True)]
+    return np.concatenate(parts).astype(np.int32) if parts else np.zeros(0, dtype=np.int32)
 
 
 def _matrix(blocks: Sequence[StoredBlock], dim: int | None) -> np.ndarray:

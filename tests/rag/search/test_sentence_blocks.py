@@ -16,8 +16,8 @@ def test_block_scores_equal_the_joined_stems_scores_bit_for_bit() -> None:
     """Repeated and neighbouring terms, empty heads and bodies, terms missing from the store, several blocks."""
     rng = random.Random(21)
     vocab = [f"w{i}" for i in range(25)] + ["a", "aa", "aaa"]
-    ids = {t: i + 7 for i, t in enumerate(vocab)}
-    for _ in range(200):
+    for n in range(200):
+        ids = {t: i + (7 if n % 2 else 65_530) for i, t in enumerate(vocab)}  # half: ids past uint16 in some blocks
         blocks, fields = [], []
         for b in range(rng.randint(1, 4)):
             sentences = [(rng.choices(vocab, k=rng.randint(0, 6)), rng.choices(vocab, k=rng.randint(0, 30)))
@@ -54,6 +54,11 @@ def test_blocks_join_into_flat_arrays() -> None:
     assert np.allclose(both.paragraph_sims(both.vectors @ query), [s @ query / np.linalg.norm(s) for s in sums],
                        rtol=1e-5)
     assert Candidates.join([first], None).vectors.shape == (0, 0)  # not read when not needed
+    assert len(first.tokens) == 2 * 7  # ids that fit in 16 bits are stored in 16 bits
+    large = build_block(["r1"], [[70_000]], [[1, 70_001]], vectors[:1])
+    assert len(large.tokens) == 4 * 3
+    mixed = Candidates.join([first, large, second], 8)
+    assert mixed.tokens.tolist() == [1, 4, 5, 1, 2, 3, 6, 70_000, 1, 70_001, 9]
 
 
 def test_quantized_rows_keep_their_direction() -> None:
