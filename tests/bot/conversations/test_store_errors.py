@@ -59,12 +59,13 @@ def fill_the_disk(store: SQLiteConversationStore) -> None:
 
 @pytest.fixture
 def damaged_store(demo_store_file: Path, tmp_path: Path) -> Path:
-    """The demo knowledge store with the pages of its sentence table overwritten: it opens and counts its
+    """The demo knowledge store with the pages of its sentence blocks overwritten: it opens and counts its
     documents, but a search fails with 'database disk image is malformed'."""
     path = Path(shutil.copy(demo_store_file, tmp_path / "knowledge.sqlite3"))
     with closing(sqlite3.connect(path)) as db:
         size = db.execute("PRAGMA page_size").fetchone()[0]
-        pages = [p for (p,) in db.execute("SELECT pageno FROM dbstat WHERE name = 'sentences'")]
+        pages = [p for (p,) in db.execute("SELECT pageno FROM dbstat WHERE name = 'sentence_blocks'")]
+    assert pages, "the table read at search time is named in this fixture: rename it with the store's layout"
     with path.open("r+b") as file:
         for page in pages:
             file.seek((page - 1) * size)
