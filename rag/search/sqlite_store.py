@@ -31,8 +31,8 @@ from rag.search.sentences import Sentence, SentenceEvidence, chunk_sentences, ra
 from rag.search.store import ChunkVectors, EmbeddingMismatch, Filters, StoredDocument
 from rag.search.terms import question_terms
 
-SCHEMA_VERSION = 2  # bump when the tables change; an older file is migrated (store_migration.py) or refused
-MIGRATES_FROM = (1,)
+SCHEMA_VERSION = 3  # bump when the tables change; an older file is migrated (store_migration.py) or refused
+MIGRATES_FROM = (1, 2)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -60,17 +60,19 @@ CREATE TABLE IF NOT EXISTS chunks (
     page INTEGER
 );
 CREATE INDEX IF NOT EXISTS chunks_doc ON chunks(doc_id);
+-- layout 3: a paragraph's section by row id, its id only when not the Chunker's `<chunk id>.<ordinal>`, its heading
+-- path only where it differs from its section's (as [components kept, *components added]); no index on text ids
 CREATE TABLE IF NOT EXISTS subchunks (
     id INTEGER PRIMARY KEY,
-    sub_id TEXT NOT NULL UNIQUE,
-    chunk_id TEXT NOT NULL REFERENCES chunks(chunk_id) ON DELETE CASCADE,
+    chunk INTEGER NOT NULL REFERENCES chunks(id) ON DELETE CASCADE,
+    sub_id TEXT,
     ordinal INTEGER NOT NULL,
     kind TEXT NOT NULL,
     text TEXT NOT NULL,
-    heading_path TEXT NOT NULL,
+    heading TEXT,
     page INTEGER
 );
-CREATE INDEX IF NOT EXISTS subchunks_chunk ON subchunks(chunk_id);
+CREATE INDEX IF NOT EXISTS subchunks_chunk ON subchunks(chunk);
 -- per document: its sections' row ids, chunk ids (newline-separated), token counts and vectors (float32)
 CREATE TABLE IF NOT EXISTS section_vectors (
     doc INTEGER PRIMARY KEY REFERENCES documents(id) ON DELETE CASCADE,
@@ -99,7 +101,8 @@ CREATE TABLE IF NOT EXISTS sentence_blocks (
     tokens BLOB NOT NULL,
     vectors BLOB NOT NULL,
     scales BLOB NOT NULL,
-    paragraph_norms BLOB NOT NULL
+    paragraph_norms BLOB NOT NULL,
+    shared_heads INTEGER NOT NULL
 );
 """
 
@@ -221,9 +224,10 @@ class SQLiteKnowledgeStore:
                     assert cur.lastrowid is not None
                     sections.append((cur.lastrowid, chunk.heading_text, chunk.text))
                     self._db.executemany(
-                        "INSERT INTO subchunks(sub_id, chunk_id, ordinal, kind, text, heading_path, page)"
+                        "INSERT INTO subchunks(chunk, sub_id, ordinal, kind, text, heading, page)"
                         " VALUES (?,?,?,?,?,?,?)",
-                        [(sub.sub_id, sub.chunk_id, sub.ordinal, sub.kind, sub.text, json.dumps(sub.heading_path),
+                        [(cur.lastrowid, None if sub.sub_id == f"{chunk.chunk_id}.{sub.ordinal}" else sub.sub_id,
+                          sub.ordinal, sub.kind, sub.text, stored_heading(chunk.heading_path, sub.heading_path),
                           sub.page) for sub in chunk.subchunks])
                 postings, lengths = self._tokenizer.sections(sections)
                 self._db.executemany("INSERT INTO section_postings(term, doc, rows, head, body) VALUES (?,?,?,?,?)",
@@ -263,10 +267,10 @@ class SQLiteKnowledgeStore:
             if not picked:
                 continue
             block = build_block([sentences[i].sub_id for i in picked], [[ids[t] for t in stems[i][0]] for i in picked],
-                                [[ids[t] for t in stems[i][1]] for i in picked], vectors[picked])
+                                [[ids[t] for t in stems[i][1]] for i in picked], vectors[picked], chunk.chunk_id)
             blocks.append((row, *block.row()))
         self._db.executemany("INSERT INTO sentence_blocks(chunk, subs, meta, tokens, vectors, scales,"
-                             " paragraph_norms) VALUES (?,?,?,?,?,?,?)", blocks)
+                             " paragraph_norms, shared_heads) VALUES (?,?,?,?,?,?,?,?)", blocks)
         stats["sentences"] += len(sentences)
         stats["sentence_tokens"] += sum(len(h) + len(b) for h, b in stems)
 
@@ -304,8 +308,8 @@ class SQLiteKnowledgeStore:
             stats["section_tokens"] -= int(counts.sum())
         gone: Counter[int] = Counter()
         blocks = [StoredBlock(*row) for row in self._db.execute(
-            "SELECT subs, meta, tokens, vectors, scales, paragraph_norms FROM sentence_blocks WHERE chunk IN"
-            " (SELECT id FROM chunks WHERE doc_id=?)", (doc_id,))]
+            "SELECT subs, meta, tokens, vectors, scales, paragraph_norms, shared_heads FROM sentence_blocks"
+            " WHERE chunk IN (SELECT id FROM chunks WHERE doc_id=?)", (doc_id,))]
         if blocks:
             sentences = Candidates.join(blocks, None)
             stats["sentences"] -= len(sentences)
@@ -318,8 +322,7 @@ class SQLiteKnowledgeStore:
                          (doc_id,))
         self._db.execute("DELETE FROM section_postings WHERE doc=?", (doc,))
         self._db.execute("DELETE FROM section_vectors WHERE doc=?", (doc,))
-        self._db.execute(
-            "DELETE FROM subchunks WHERE chunk_id IN (SELECT chunk_id FROM chunks WHERE doc_id=?)", (doc_id,))
+        self._db.execute("DELETE FROM subchunks WHERE chunk IN (SELECT id FROM chunks WHERE doc_id=?)", (doc_id,))
         self._db.execute("DELETE FROM chunks WHERE doc_id=?", (doc_id,))
         self._db.execute("DELETE FROM documents WHERE id=?", (doc,))
 
@@ -478,7 +481,7 @@ class SQLiteKnowledgeStore:
             dim = self._refresh().matrix.shape[1]
             wanted = sorted({self._row_of[c] for c in chunk_ids if c in self._row_of})
             blocks = self._db.execute(
-                "SELECT chunk, subs, meta, tokens, vectors, scales, paragraph_norms FROM sentence_blocks"
+                "SELECT chunk, subs, meta, tokens, vectors, scales, paragraph_norms, shared_heads FROM sentence_blocks"
                 f" WHERE chunk IN ({','.join('?' * len(wanted))}) ORDER BY chunk", wanted).fetchall() if wanted else []
             ids = self._lookup(terms) if terms else {}
             df = dict(self._db.execute(f"SELECT id, df FROM vocabulary WHERE id IN ({','.join('?' * len(ids))})",
@@ -486,7 +489,8 @@ class SQLiteKnowledgeStore:
             n_docs, n_tokens = self._stats["sentences"], self._stats["sentence_tokens"]
         if not blocks:
             return SentenceEvidence([], [], [], [], {})
-        sentences = Candidates.join([StoredBlock(*row[1:]) for row in blocks], dim)
+        chunk_ids = [self._chunk_id_of[row[0]] for row in blocks]
+        sentences = Candidates.join([StoredBlock(*row[1:]) for row in blocks], dim, chunk_ids)
         avg_len = n_tokens / n_docs if n_docs else 0.0
         scores = bm25_block_scores([ids[t] for t in terms if t in ids], sentences, df, n_docs, avg_len)
         sims = paragraph_sims = None
@@ -495,7 +499,7 @@ class SQLiteKnowledgeStore:
             direction = np.asarray(vector, dtype=np.float32)
             sims = sentences.vectors @ direction
             paragraph_sims = sentences.paragraph_sims(sims)
-        return rank_sentence_arrays([self._chunk_id_of[row[0]] for row in blocks], sentences.chunk_of_sentence,
+        return rank_sentence_arrays(chunk_ids, sentences.chunk_of_sentence,
                                     sentences.subs, sentences.paragraph_of_sentence, sentences.chunk_of_paragraph,
                                     scores, sims, paragraph_sims)
 
@@ -509,12 +513,14 @@ class SQLiteKnowledgeStore:
                 f" d.content_hash, d.tags, d.groups, c.parts FROM chunks c JOIN documents d ON d.doc_id = c.doc_id"
                 f" WHERE c.chunk_id IN ({marks})", chunk_ids).fetchall()
             subs = self._db.execute(
-                "SELECT sub_id, chunk_id, ordinal, kind, text, heading_path, page FROM subchunks"
-                f" WHERE chunk_id IN ({marks}) ORDER BY chunk_id, ordinal", chunk_ids).fetchall()
+                "SELECT s.sub_id, c.chunk_id, s.ordinal, s.kind, s.text, s.heading, s.page, c.heading_path"
+                f" FROM subchunks s JOIN chunks c ON c.id = s.chunk WHERE c.chunk_id IN ({marks})"
+                " ORDER BY s.chunk, s.ordinal, s.id", chunk_ids).fetchall()
         by_chunk: dict[str, list[SubChunk]] = {}
-        for sub_id, chunk_id, ordinal, kind, text, path, page in subs:
+        for sub_id, chunk_id, ordinal, kind, text, heading, page, chunk_path in subs:
             by_chunk.setdefault(chunk_id, []).append(
-                SubChunk(sub_id, chunk_id, ordinal, kind, text, json.loads(path), page))
+                SubChunk(sub_id or f"{chunk_id}.{ordinal}", chunk_id, ordinal, kind, text,
+                         full_heading(json.loads(chunk_path), heading), page))
         chunks = {
             r[0]: Chunk(chunk_id=r[0], doc_id=r[1], ordinal=r[2], heading_path=json.loads(r[3]),
                         text=r[4] if r[12] is None else joined_parts(json.loads(r[12]), by_chunk.get(r[0], [])),
@@ -561,6 +567,25 @@ def text_parts(chunk: Chunk) -> list[str | int] | None:
     if position < len(chunk.text):
         parts.append(chunk.text[position:])
     return parts if joined_parts(parts, chunk.subchunks) == chunk.text else None
+
+
+def stored_heading(section: list[str], paragraph: list[str]) -> str | None:
+    """A paragraph's heading path as stored: None when it is its section's (most are), else [the number of the
+    section's components it starts with, *the rest]. Stored whole, heading paths were a quarter of the
+    paragraphs table."""
+    if paragraph == section:
+        return None
+    kept = 0
+    while kept < min(len(section), len(paragraph)) and section[kept] == paragraph[kept]:
+        kept += 1
+    return json.dumps([kept, *paragraph[kept:]])
+
+
+def full_heading(section: list[str], stored: str | None) -> list[str]:
+    if stored is None:
+        return list(section)
+    kept, *rest = json.loads(stored)
+    return [*section[:kept], *rest]
 
 
 def joined_parts(parts: list[str | int], subs: list[SubChunk]) -> str:

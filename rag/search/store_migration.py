@@ -1,8 +1,9 @@
 """Rebuilds a knowledge store of an older layout into the current one, on first open.
 
-Everything the new layout needs is in the old file (texts, chunk and sentence vectors), so nothing is embedded
-again: each document is read from the old file and written with the current store's own write path into a new
-file next to it, which then replaces the old one. A crash or an error midway leaves the old file untouched (the
+Everything the new layout needs is in the old file (texts, chunk and sentence vectors: layout 2's int8 sentence
+vectors quantize back to the very same int8 values and scales), so nothing is embedded again: each document is
+read from the old file and written with the current store's own write path into a new file next to it, which then
+replaces the old one. A crash or an error midway leaves the old file untouched (the
 half-built copy is removed on the next try); the two layouts are never mixed in one file.
 """
 
@@ -29,7 +30,7 @@ def migrate(path: Path, version: int) -> None:
     it cannot be read)."""
     from rag.search.sqlite_store import SCHEMA_VERSION, SQLiteKnowledgeStore
 
-    if version != 1:
+    if version not in (1, 2):
         raise RuntimeError(f"the knowledge store {path} has layout version {version}, which this navibot cannot "
                            "migrate: ingest the documents again into a new store file")
     target = path.with_name(path.name + ".migrating")
@@ -50,7 +51,7 @@ def migrate(path: Path, version: int) -> None:
                 stored = json.loads(embedder[0])
                 new.check_embedder(stored["name"], int(stored["dim"]))
             for row in tqdm(docs, desc="migrating store", unit="doc", disable=not sys.stderr.isatty(), leave=False):
-                chunks, vectors = _read_document(old, row)
+                chunks, vectors = _read_document(old, row) if version == 1 else _read_layout_2(old, row)
                 new.write_document(row, chunks, vectors)
         finally:
             new.close()
@@ -88,3 +89,42 @@ def _read_document(old: sqlite3.Connection, doc: tuple[object, ...]) -> tuple[li
     return chunks, ChunkVectors(
         np.frombuffer(b"".join(r[5] for r in rows), dtype=np.float32).reshape(len(rows), dim),
         np.frombuffer(b"".join(r[0] for r in sentences), dtype=np.float32).reshape(len(sentences), dim))
+
+
+def _read_layout_2(old: sqlite3.Connection, doc: tuple[object, ...]) -> tuple[list[Chunk], ChunkVectors]:
+    """One layout-2 document (paragraph rows with their own ids and heading paths, int8 sentence blocks)."""
+    from rag.search.sentence_blocks import dequantize
+    from rag.search.sqlite_store import joined_parts
+
+    doc_id, title, url, _, content_hash, updated, tags, groups = doc[:8]
+    rows = old.execute("SELECT id, chunk_id, ordinal, heading_path, text, parts, page FROM chunks WHERE doc_id=?"
+                       " ORDER BY id", (doc_id,)).fetchall()
+    subs: dict[str, list[SubChunk]] = {}
+    for sub_id, chunk_id, ordinal, kind, text, heading, page in old.execute(
+            "SELECT sub_id, chunk_id, ordinal, kind, text, heading_path, page FROM subchunks WHERE chunk_id IN"
+            " (SELECT chunk_id FROM chunks WHERE doc_id=?) ORDER BY chunk_id, ordinal", (doc_id,)):
+        subs.setdefault(chunk_id, []).append(SubChunk(sub_id, chunk_id, ordinal, kind, text, json.loads(heading), page))
+    chunks = [Chunk(chunk_id=r[1], doc_id=str(doc_id), ordinal=r[2], heading_path=json.loads(r[3]),
+                    text=r[4] if r[5] is None else joined_parts(json.loads(r[5]), subs.get(r[1], [])),
+                    page=r[6], title=str(title), url=url if url is None else str(url),
+                    updated=updated if updated is None else str(updated), content_hash=str(content_hash),
+                    tags=json.loads(str(tags)), groups=json.loads(str(groups)), subchunks=subs.get(r[1], []))
+              for r in rows]
+    stored = old.execute("SELECT v.chunk_ids, v.vectors FROM section_vectors v JOIN documents d ON d.id = v.doc"
+                         " WHERE d.doc_id=?", (doc_id,)).fetchone()
+    ids = stored[0].split("\n") if stored and rows else []
+    dim = len(stored[1]) // 4 // len(ids) if ids else 0
+    by_id = dict(zip(ids, np.frombuffer(stored[1], dtype=np.float32).reshape(len(ids), dim), strict=True)) \
+        if ids else {}
+    blocks = {chunk: (vectors, scales) for chunk, vectors, scales in old.execute(
+        "SELECT chunk, vectors, scales FROM sentence_blocks WHERE chunk IN (SELECT id FROM chunks WHERE doc_id=?)",
+        (doc_id,))}
+    sentence_rows = []
+    for r in rows:  # in the order the sentences were written: section after section
+        if r[0] in blocks:
+            scales = np.frombuffer(blocks[r[0]][1], dtype=np.float32)
+            quantized = np.frombuffer(blocks[r[0]][0], dtype=np.int8).reshape(len(scales), dim)
+            sentence_rows.append(dequantize(quantized, scales))
+    return chunks, ChunkVectors(
+        np.array([by_id[r[1]] for r in rows], dtype=np.float32).reshape(len(rows), dim),
+        np.concatenate(sentence_rows) if sentence_rows else np.zeros((0, dim), dtype=np.float32))

@@ -54,7 +54,7 @@ def test_blocks_join_into_flat_arrays() -> None:
     assert np.allclose(both.paragraph_sims(both.vectors @ query), [s @ query / np.linalg.norm(s) for s in sums],
                        rtol=1e-5)
     assert Candidates.join([first], None).vectors.shape == (0, 0)  # not read when not needed
-    assert len(first.tokens) == 2 * 7  # ids that fit in 16 bits are stored in 16 bits
+    assert len(first.tokens) == 2 * 6  # ids that fit in 16 bits are stored in 16 bits; p1's head once
     large = build_block(["r1"], [[70_000]], [[1, 70_001]], vectors[:1])
     assert len(large.tokens) == 4 * 3
     mixed = Candidates.join([first, large, second], 8)

@@ -86,7 +86,7 @@ def test_a_layout_1_store_is_rebuilt_on_first_open(tmp_path: Path, capsys: pytes
     path = tmp_path / "knowledge.sqlite3"
     vectors = _layout_1(path)
     store = SQLiteKnowledgeStore(path)
-    assert "has layout 1; rebuilding it in layout 2" in capsys.readouterr().err
+    assert f"has layout 1; rebuilding it in layout {SCHEMA_VERSION}" in capsys.readouterr().err
     assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     assert not list(tmp_path.glob("*.migrating*"))
     assert store.counts() == {"documents": 2, "chunks": len(vectors),
@@ -107,7 +107,7 @@ def test_a_layout_1_store_is_rebuilt_on_first_open(tmp_path: Path, capsys: pytes
     with pytest.raises(EmbeddingMismatch):  # the model the old file was built with is remembered
         store.check_embedder("another-model", 8)
     store.close()
-    SQLiteKnowledgeStore(path).close()  # opened again: already layout 2, no second migration
+    SQLiteKnowledgeStore(path).close()  # opened again: already the current layout, no second migration
     assert "rebuilding" not in capsys.readouterr().err
 
 
