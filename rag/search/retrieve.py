@@ -20,9 +20,9 @@ from collections.abc import Sequence
 import numpy as np
 
 from rag.documents import Chunk, SearchHit
-from rag.search.legal_location import location
 from rag.search.embedding import Embedder
 from rag.search.glossary import Expansion, Glossary
+from rag.search.legal_location import location
 from rag.search.sentences import SentenceEvidence
 from rag.search.store import EmbeddingMismatch, Filters, KnowledgeStore
 
@@ -178,4 +178,5 @@ def with_another_section(chunks: list[Chunk]) -> list[str]:
                  None)
     if other is None:
         return ids
-    return ids[:DIVERSE - 1] + [ids[other]] + [cid for i, cid in enumerate(ids[DIVERSE - 1:], DIVERSE - 1) if i != other]
+    return [*ids[:DIVERSE - 1], ids[other],
+            *(cid for i, cid in enumerate(ids[DIVERSE - 1:], DIVERSE - 1) if i != other)]

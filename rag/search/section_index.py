@@ -6,6 +6,10 @@ Here each term's postings (section rows, head and body frequencies, section leng
 ingest and scored with numpy, as bm25s does. Tokens come from FTS5's own tokenizer (porter, unicode61,
 remove_diacritics 2) run on a temporary table, and the formula is FTS5's, so the scores are the same; the
 statistics (rows, tokens) are kept in the store instead of counted at open.
+
+Layout 3 stores a document's postings of a term in half the bytes: its sections as 16-bit offsets from the
+document's first section row (a document's sections are written together, so their rows are consecutive), and the
+head and body counts interleaved in one column, 8 bits each when all fit (the column's length tells), else 16.
 """
 
 from __future__ import annotations
@@ -31,16 +35,29 @@ class Posting:
     body: np.ndarray  # uint16 occurrences in the text
 
     @classmethod
-    def join(cls, stored: list[tuple[bytes, bytes, bytes]]) -> Posting:
-        """One term's postings from the rows of several documents: one buffer per column (a search at 100k chunks
-        reads a term's row of each of hundreds of documents)."""
-        return cls(np.frombuffer(b"".join(r for r, _, _ in stored), dtype=np.int32),
-                   np.frombuffer(b"".join(h for _, h, _ in stored), dtype=np.uint16),
-                   np.frombuffer(b"".join(b for _, _, b in stored), dtype=np.uint16))
+    def join(cls, stored: list[tuple[int, bytes, bytes]]) -> Posting:
+        """One term's postings from the (first row, offsets, counts) of several documents: one buffer per column
+        (a search at 100k chunks reads a term's row of each of hundreds of documents)."""
+        sizes = np.array([len(offsets) // 2 for _, offsets, _ in stored], dtype=np.intp)
+        rows = (np.frombuffer(b"".join(offsets for _, offsets, _ in stored), dtype=np.uint16).astype(np.int32)
+                + np.repeat(np.array([first for first, _, _ in stored], dtype=np.int32), sizes))
+        if all(len(counts) == len(offsets) for _, offsets, counts in stored):  # 8 bits each: the usual case
+            pairs = np.frombuffer(b"".join(counts for _, _, counts in stored), dtype=np.uint8).reshape(-1, 2)
+        else:
+            pairs = np.concatenate([np.frombuffer(counts, dtype=np.uint8 if len(counts) == len(offsets)
+                                                  else np.uint16).reshape(-1, 2).astype(np.uint16)
+                                    for _, offsets, counts in stored]) if stored else np.zeros((0, 2), np.uint16)
+        return cls(rows, pairs[:, 0].astype(np.uint16), pairs[:, 1].astype(np.uint16))
 
-    def encode(self) -> tuple[bytes, bytes, bytes]:
-        return (self.rows.astype(np.int32).tobytes(), self.head.astype(np.uint16).tobytes(),
-                self.body.astype(np.uint16).tobytes())
+    def encode(self) -> tuple[int, bytes, bytes]:
+        """(first row, each row's offset from it as uint16, head and body counts interleaved as uint8 or uint16)."""
+        first = int(self.rows.min()) if len(self.rows) else 0
+        offsets = self.rows.astype(np.int64) - first
+        if len(offsets) and int(offsets.max()) > 0xFFFF:
+            raise ValueError("a document of more than 65,536 sections cannot be indexed: split it into several")
+        pairs = np.column_stack([self.head, self.body])
+        wide = bool(len(pairs)) and int(pairs.max()) > 0xFF
+        return first, offsets.astype(np.uint16).tobytes(), pairs.astype(np.uint16 if wide else np.uint8).tobytes()
 
 
 class Tokenizer:

@@ -81,13 +81,14 @@ CREATE TABLE IF NOT EXISTS section_vectors (
     lengths BLOB NOT NULL,
     vectors BLOB NOT NULL
 );
--- per term and document: the sections holding the term, with its count in head (title + headings) and body
+-- per term and document: the sections holding the term (as offsets from `first`), with its count in head (title +
+-- headings) and body (rag/search/section_index.py)
 CREATE TABLE IF NOT EXISTS section_postings (
     term TEXT NOT NULL,
     doc INTEGER NOT NULL,
+    first INTEGER NOT NULL,
     rows BLOB NOT NULL,
-    head BLOB NOT NULL,
-    body BLOB NOT NULL,
+    counts BLOB NOT NULL,
     PRIMARY KEY (term, doc)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS section_postings_doc ON section_postings(doc);
@@ -230,7 +231,7 @@ class SQLiteKnowledgeStore:
                           sub.ordinal, sub.kind, sub.text, stored_heading(chunk.heading_path, sub.heading_path),
                           sub.page) for sub in chunk.subchunks])
                 postings, lengths = self._tokenizer.sections(sections)
-                self._db.executemany("INSERT INTO section_postings(term, doc, rows, head, body) VALUES (?,?,?,?,?)",
+                self._db.executemany("INSERT INTO section_postings(term, doc, first, rows, counts) VALUES (?,?,?,?,?)",
                                      [(term, doc, *p.encode()) for term, p in postings.items()])
                 rows = [r for r, _, _ in sections]
                 self._db.execute(
@@ -457,11 +458,11 @@ class SQLiteKnowledgeStore:
             if not phrases or not len(sections.rows):
                 return []
             distinct = list(dict.fromkeys(phrases))
-            parts: dict[str, list[tuple[bytes, bytes, bytes]]] = {t: [] for t in distinct}
-            for term, rows, head, body in self._db.execute(
-                    "SELECT term, rows, head, body FROM section_postings"
+            parts: dict[str, list[tuple[int, bytes, bytes]]] = {t: [] for t in distinct}
+            for term, first, rows, counts in self._db.execute(
+                    "SELECT term, first, rows, counts FROM section_postings"
                     f" WHERE term IN ({','.join('?' * len(distinct))}) ORDER BY term, doc", distinct):
-                parts[term].append((rows, head, body))
+                parts[term].append((first, rows, counts))
             postings = {term: [Posting.join(found)] if found else [] for term, found in parts.items()}
             scores, matched = bm25_scores([postings[t] for t in phrases], sections.stats, _SECTION_WEIGHTS)
             mask = self._mask(filters)

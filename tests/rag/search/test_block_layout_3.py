@@ -1,5 +1,5 @@
-"""Store layout 3's sentence blocks: a paragraph's head stored once and `<chunk>.<n>` paragraph ids stored as n read
-back as the same arrays as layout 2's (each sentence's head stored with it, ids in full), so scores are unchanged."""
+"""Store layout 3: in sentence blocks a paragraph's head stored once and `<chunk>.<n>` paragraph ids stored as n, and
+postings in 4 bytes, read back as the same arrays as layout 2's, so scores are unchanged."""
 
 from __future__ import annotations
 
@@ -7,7 +7,9 @@ import dataclasses
 import random
 
 import numpy as np
+import pytest
 
+from rag.search.section_index import Posting
 from rag.search.sentence_blocks import Candidates, StoredBlock, bm25_block_scores, build_block
 
 
@@ -55,3 +57,19 @@ def test_heads_stored_once_per_paragraph_take_fewer_bytes() -> None:
     differing = build_block(["c.0", "c.0"], [[1], [2]], [[4], [5]], vectors[:2], "c")
     assert differing.shared_heads == 0 and len(differing.tokens) == 2 * 4  # kept per sentence when heads differ
     assert Candidates.join([differing], None, ["c"]).tokens.tolist() == [1, 4, 2, 5]
+
+
+def test_postings_take_half_the_bytes_and_read_back_the_same() -> None:
+    narrow = Posting(np.array([70_000, 70_003, 70_900], np.int32), np.array([0, 2, 255], np.uint16),
+                     np.array([1, 0, 7], np.uint16))
+    wide = Posting(np.array([5, 6], np.int32), np.array([3, 300], np.uint16), np.array([0, 1], np.uint16))
+    first, offsets, counts = narrow.encode()
+    assert (first, len(offsets), len(counts)) == (70_000, 2 * 3, 2 * 3)  # 4 bytes a posting (layout 2: 8)
+    assert len(wide.encode()[2]) == 4 * 2  # a count past 255: 16 bits each
+    for parts in ([narrow], [narrow, wide], [wide, narrow, narrow], []):
+        joined = Posting.join([p.encode() for p in parts])
+        for field in ("rows", "head", "body"):
+            expected = np.concatenate([getattr(p, field) for p in parts]) if parts else np.zeros(0)
+            assert np.array_equal(getattr(joined, field), expected), field
+    with pytest.raises(ValueError, match="65,536 sections"):
+        Posting(np.array([1, 70_000], np.int32), np.zeros(2, np.uint16), np.zeros(2, np.uint16)).encode()
