@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import re
 import sqlite3
@@ -58,6 +59,7 @@ from benchmarks.serve_harness import (
     EMBED_S,
     GENERATE_S,
     RERANK_S,
+    BareServer,
     Sent,
     ServeHarness,
     answer_id_of,
@@ -258,6 +260,87 @@ def bench_concurrent(h: ServeHarness, n: int, tally: Tally) -> Concurrent:
     return Concurrent(n, [s.ack_ms for s in sent], overhead, wall, in_thread, apologies, calls,
                       [ms for _, ms in clicks], confirmed, click_wall, *stored,
                       bad_acks=sum(1 for s in sent if s.status != 200) + sum(1 for st, _ in clicks if st != 200))
+
+
+# --- 2b. a burst of questions at once: the acks, and every question answered exactly once ------------------------
+
+@dataclass
+class Burst:
+    n: int
+    load: float  # 1-minute load average just before the burst
+    ack_ms: list[float]
+    bad_acks: int
+    lost: int  # no answer posted in the question's thread
+    duplicated: int  # more than one answer posted in the thread
+    apologies: int
+    wall_s: float
+    bare_ack_ms: list[float]  # the same burst to a bare aiohttp server that only answers 200, just before
+
+
+def bench_burst(h: ServeHarness, n: int, preconnected: bool = False, settle_s: float = 3.0,
+                timeout: float = 240.0) -> Burst:
+    """`n` questions, each in its own channel, sent at once by benchmarks/load_burst.py (pre-signed, a process of
+    its own); then every thread is read on the fake Slack: exactly one answer each, none lost, none twice. Just
+    before, the same burst goes to a bare aiohttp server: the floor of this generator on this machine now."""
+    texts = [QUESTIONS[i % len(QUESTIONS)] for i in range(n)]
+    with BareServer(h) as bare:
+        bare_ack = [s.ack_ms for s in h.burst([channel_id() for _ in range(n)], texts, preconnected, bare.port)]
+    time.sleep(1.0)
+    channels = [channel_id() for _ in range(n)]
+    load = os.getloadavg()[0]
+    sent = h.burst(channels, texts, preconnected)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and any(not h.posts(s.channel, s.ts) for s in sent):
+        time.sleep(0.2)
+    time.sleep(settle_s)  # a second answer to the same question would come right after the first
+    replies = [h.posts(s.channel, s.ts) for s in sent]
+    answered = [r[0] for r in replies if r]
+    wall = (max(p.at for p in answered) - min(s.sent_at for s in sent)) if answered else float("nan")
+    return Burst(n, load, [s.ack_ms for s in sent], sum(1 for s in sent if s.status != 200),
+                 sum(1 for r in replies if not r), sum(1 for r in replies if len(r) > 1),
+                 sum(1 for r in answered if TRACE.search(text_of(r))), wall, bare_ack)
+
+
+def render_bursts(bursts: list[Burst], command: str) -> str:
+    n = bursts[0].n
+    lines = [f"`{command}` ({datetime.now(UTC):%Y-%m-%d %H:%M} UTC; {len(bursts)} bursts of {n} questions at once, "
+             "medians over the bursts)", "",
+             "| Burst | load avg (1 min) before | bare aiohttp server: ack median / p95 ms | navibot serve: ack median "
+             "ms | ack p95 ms | ack max ms | acks not 200 | lost | answered twice | apologies | wall s |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for i, b in enumerate(bursts, start=1):
+        lines.append(f"| {i} | {b.load:.2f} | {med(b.bare_ack_ms):.1f} / {p95(b.bare_ack_ms):.1f} | "
+                     f"{med(b.ack_ms):.1f} | {p95(b.ack_ms):.1f} | {max(b.ack_ms):.1f} | "
+                     f"{b.bad_acks} | {b.lost} | {b.duplicated} | {b.apologies} | {b.wall_s:.1f} |")
+    lines.append(f"| **median** | {med([b.load for b in bursts]):.2f} | {med([med(b.bare_ack_ms) for b in bursts]):.1f}"
+                 f" / {med([p95(b.bare_ack_ms) for b in bursts]):.1f} | {med([med(b.ack_ms) for b in bursts]):.1f} | "
+                 f"**{med([p95(b.ack_ms) for b in bursts]):.1f}** | {med([max(b.ack_ms) for b in bursts]):.1f} | "
+                 f"{sum(b.bad_acks for b in bursts)} | {sum(b.lost for b in bursts)} | "
+                 f"{sum(b.duplicated for b in bursts)} | {sum(b.apologies for b in bursts)} | "
+                 f"{med([b.wall_s for b in bursts]):.1f} |")
+    return "\n".join(lines) + "\n"
+
+
+def main_burst(args: argparse.Namespace) -> int:
+    """--at-once N: only the bursts (no storm, hang or locked store); prints a table, writes nothing."""
+    command = "python benchmarks/bench_server.py " + " ".join(sys.argv[1:])
+    with tempfile.TemporaryDirectory(prefix="navibot-bench-burst-") as tmp:
+        harness = ServeHarness(args.keep or Path(tmp), command=args.command)
+        print(f"starting navibot {args.command} ...", file=sys.stderr, flush=True)
+        harness.start()
+        try:
+            for warm in range(2):  # lazy imports and connection set-up: not counted
+                one_turn(harness, channel_id(), QUESTIONS[warm], None, 1)
+            bursts = []
+            for i in range(args.repeat):
+                print(f"burst {i + 1}/{args.repeat}: {args.at_once} questions at once ...", file=sys.stderr,
+                      flush=True)
+                bursts.append(bench_burst(harness, args.at_once, args.preconnected))
+                print(f"  ack p95 {p95(bursts[-1].ack_ms):.1f} ms", file=sys.stderr, flush=True)
+        finally:
+            code = harness.stop()
+    print(render_bursts(bursts, command) + f"\nServer exit code after SIGTERM: {code}")
+    return 0 if all(b.lost == b.duplicated == b.bad_acks == 0 for b in bursts) and code == 0 else 1
 
 
 # --- 3. 503 storm ---------------------------------------------------------------------------------------------------
@@ -582,7 +665,14 @@ def main(argv: list[str] | None = None) -> int:
                         help="the server command (default serve; `slack` runs the Slack-only server, without "
                              "/healthz and /metrics)")
     parser.add_argument("--keep", type=Path, help="run in this folder and keep it (server log, stores)")
+    parser.add_argument("--at-once", type=int, metavar="N",
+                        help="only N questions at once (load generator in its own process), --repeat times")
+    parser.add_argument("--repeat", type=int, default=3, help="bursts with --at-once (default 3)")
+    parser.add_argument("--preconnected", action="store_true",
+                        help="with --at-once: the connections are opened first, untimed (benchmarks/load_burst.py)")
     args = parser.parse_args(argv)
+    if args.at_once:
+        return main_burst(args)
     conversations, concurrent, storm_conversations, hung, locked = ((5, 10, 2, 2, 2) if args.quick
                                                                     else (30, 50, 10, 5, 5))
 

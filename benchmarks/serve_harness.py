@@ -273,6 +273,35 @@ class ServeHarness:
                                              "application/x-www-form-urlencoded")
         return status, ack_ms
 
+    def raw_mention(self, channel: str, text: str) -> tuple[str, str]:
+        """(thread ts, a whole signed HTTP request as Slack would POST it) for a new question in `channel`: built
+        and signed beforehand, so that sending it costs the load generator nothing but the socket writes."""
+        ts = f"{int(time.time())}.{uuid.uuid4().int % 10**6:06d}"
+        event = {"type": "app_mention", "user": "U0NAVIGATOR", "text": f"<@{BOT_USER_ID}> {text}", "ts": ts,
+                 "channel": channel, "event_ts": ts, "team": TEAM_ID}
+        envelope = {"token": "legacy", "team_id": TEAM_ID, "api_app_id": "A0NAVI", "type": "event_callback",
+                    "event": event, "event_id": f"Ev{uuid.uuid4().hex[:12]}", "event_time": int(time.time()),
+                    "authorizations": [{"team_id": TEAM_ID, "user_id": BOT_USER_ID, "is_bot": True}]}
+        body = json.dumps(envelope)
+        headers = self._signed(body, "application/json")
+        head = "".join(f"{k}: {v}\r\n" for k, v in headers.items())
+        raw = (f"POST /slack/events HTTP/1.1\r\nHost: 127.0.0.1:{self.port}\r\n{head}"
+               f"Content-Length: {len(body.encode())}\r\nConnection: close\r\n\r\n{body}")
+        return ts, raw
+
+    def burst(self, channels: list[str], texts: list[str], preconnected: bool = False, port: int | None = None,
+              timeout: float = 120.0) -> list[Sent]:
+        """One question per channel, all at once, sent by benchmarks/load_burst.py in a process of its own (this
+        process runs the fakes, whose work would otherwise delay the sending and the reading of the acks);
+        `preconnected`: on connections opened beforehand; `port`: to another server (the bare baseline)."""
+        built = [self.raw_mention(ch, text) for ch, text in zip(channels, texts, strict=True)]
+        done = subprocess.run([sys.executable, str(REPO / "benchmarks" / "load_burst.py"), "127.0.0.1",
+                               str(port or self.port), *(["--preconnected"] if preconnected else [])],
+                              input=json.dumps([raw for _, raw in built]), capture_output=True,
+                              text=True, timeout=timeout, check=True)
+        return [Sent(ch, ts, sent_at, status, ack_ms) for ch, (ts, _), (status, sent_at, ack_ms)
+                in zip(channels, built, json.loads(done.stdout), strict=True)]
+
     def mention(self, channel: str, text: str, thread_ts: str | None = None) -> Sent:
         return self.loop.run(self.mention_async(channel, text, thread_ts))
 
@@ -300,6 +329,36 @@ class ServeHarness:
                   "rerank": sum(c.path == "/v2/rerank" for c in cohere)}
         delay = counts["generate"] * GENERATE_S + counts["embed"] * EMBED_S + counts["rerank"] * RERANK_S
         return delay, counts
+
+
+class BareServer:
+    """An aiohttp server that only reads each POST and answers 200, on the harness's loop: what the same burst
+    costs without Navibot (the load generator, the TCP set-up, aiohttp), on the machine as loaded at the time."""
+
+    def __init__(self, harness: ServeHarness) -> None:
+        self.harness = harness
+        self.runner: web.AppRunner | None = None
+        self.port = 0
+
+    async def _start(self) -> None:
+        async def ok(request: web.Request) -> web.Response:
+            await request.read()
+            return web.Response()
+        app = web.Application()
+        app.router.add_post("/slack/events", ok)
+        self.runner = web.AppRunner(app, access_log=None)
+        await self.runner.setup()
+        site = web.TCPSite(self.runner, "127.0.0.1", 0)
+        await site.start()
+        self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+
+    def __enter__(self) -> Self:
+        self.harness.loop.run(self._start())
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        if self.runner is not None:
+            self.harness.loop.run(self.runner.cleanup())
 
 
 def channel_id() -> str:

@@ -77,6 +77,8 @@ _CHANNEL = re.compile(r"<#[A-Z0-9]+\|([^>]*)>")
 _SPECIAL = re.compile(r"<!([a-z]+)(?:\^[^|>]*)?(?:\|([^>]*))?>")
 LATEST_THREADS_KEPT = 10_000
 REACTION_WAIT_SECONDS = 0.5  # the longest a ready answer waits for its :eyes: reaction to land
+ACK_FIRST_QUIET_SECONDS = 0.005  # background work starts once no request came for this long (_acks_first) ...
+ACK_FIRST_MAX_SECONDS = 0.25  # ... or after this long at most, however busy the door
 
 
 class _NoBodyOfRefusedRequests(logging.Filter):
@@ -142,6 +144,7 @@ class SlackApp:
         # is parsed: Bolt parses first, so an unsigned body could reach its JSON parser and its int() of the timestamp.
         self.verifier = SignatureVerifier(secret) if mode == "http" and secret else None
         self.tasks: set[asyncio.Task[None]] = set()
+        self._last_request = float("-inf")  # loop time of the latest request to /slack/events (note_request)
         # The thread a user last asked in, per channel: what `/navibot reset` (which has no thread) forgets.
         self._latest_thread: OrderedDict[tuple[str, str, str], str] = OrderedDict()
         self._register()
@@ -168,6 +171,11 @@ class SlackApp:
 
         async def guarded() -> None:
             try:
+                await self._acks_first()
+            except BaseException:  # cancelled at shutdown before it began: nothing ran
+                work.close()
+                raise
+            try:
                 await work
             except Exception:  # the work apologizes itself; this is the last net, for the log
                 trace = uuid.uuid4().hex[:12]
@@ -176,6 +184,39 @@ class SlackApp:
         task = asyncio.get_running_loop().create_task(guarded())
         self.tasks.add(task)
         task.add_done_callback(self.tasks.discard)
+
+    def note_request(self) -> None:
+        """A request reached /slack/events (called before it is checked or acknowledged)."""
+        self._last_request = asyncio.get_running_loop().time()
+
+    async def _acks_first(self) -> None:
+        """While requests keep arriving (a burst: many questions at once), the work they start waits until none
+        came for ACK_FIRST_QUIET_SECONDS, at most ACK_FIRST_MAX_SECONDS. The acks share one event loop and one GIL
+        with that work (Web API calls on the loop, the turns' CPU work in threads): started at once, it made the
+        last acks of 200 questions at once wait past 100 ms (benchmarks/RESULTS.md); a question costs this delay
+        only in a burst, and the quiet gap (a few ms) otherwise."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + ACK_FIRST_MAX_SECONDS
+        # A sleep in a loop, not an Event: what ends the wait is a gap in time, which nothing signals.
+        while (now := loop.time()) < deadline:  # noqa: ASYNC110
+            quiet = now - self._last_request
+            if quiet >= ACK_FIRST_QUIET_SECONDS:
+                return
+            await asyncio.sleep(min(ACK_FIRST_QUIET_SECONDS - quiet, deadline - now))
+
+    async def open_session(self) -> None:
+        """One aiohttp session, kept open, for every Web API call (slack_sdk's AsyncWebClient `session`). Without
+        it slack_sdk makes a session per call (a connector and a new connection) and closes it after: with 200
+        questions at once, ~3 calls each, that work on the event loop delayed the acks past 100 ms
+        (benchmarks/RESULTS.md). Must run on the server's loop; `close_session` when it stops."""
+        if self.client.session is None or self.client.session.closed:
+            # slack_sdk puts its timeout on the sessions it makes itself; a session given to it must carry it.
+            self.client.session = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=self.client.timeout))
+
+    async def close_session(self) -> None:
+        session, self.client.session = self.client.session, None
+        if session is not None:
+            await session.close()
 
     async def drain(self, timeout: float = 30.0) -> None:
         """Waits for answers in progress (at shutdown), at most `timeout` seconds."""
@@ -507,6 +548,7 @@ def events_handler(slack: SlackApp) -> Callable[[web.Request], Awaitable[web.Res
         return web.Response(status=status, text="not a Slack request" if status == 400 else "invalid signature")
 
     async def handle(request: web.Request) -> web.Response:
+        slack.note_request()
         try:
             raw = await request.read()
         except web.HTTPRequestEntityTooLarge:  # over aiohttp's client_max_size (1 MB): refused before it is read
@@ -540,6 +582,19 @@ def add_slack_routes(web_app: web.Application, slack: SlackApp, path: str = EVEN
         await slack.drain()
 
     web_app.on_shutdown.append(finish_answers)
+
+
+def keep_web_session(web_app: web.Application, slack: SlackApp) -> None:
+    """The app's Web API session opens as the server starts and closes after the answers under way were posted
+    (on_cleanup runs after on_shutdown's drain)."""
+    async def open_it(_: web.Application) -> None:
+        await slack.open_session()
+
+    async def close_it(_: web.Application) -> None:
+        await slack.close_session()
+
+    web_app.on_startup.append(open_it)
+    web_app.on_cleanup.append(close_it)
 
 
 def socket_mode_handler(slack: SlackApp, settings: SlackSettings) -> AsyncSocketModeHandler:

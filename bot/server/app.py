@@ -35,6 +35,7 @@ from adapters.slack.app import (
     SlackApp,
     add_slack_routes,
     build_slack_app,
+    keep_web_session,
     socket_mode_handler,
 )
 from adapters.slack.settings import Mode, SlackSettings, SlackSettingsError
@@ -216,6 +217,7 @@ def build_server_app(bot: Bot, settings: Settings, slack_settings: SlackSettings
         # One Slack app for both ways in: HTTP requests are signature-checked; Socket Mode ones are not signed,
         # and Bolt skips the check for them.
         state.slack = build_slack_app(bot, slack_settings, "http" if platforms.slack_http else "socket")
+        keep_web_session(app, state.slack)  # one pooled Web API session, not one per call
         if platforms.slack_http:
             add_slack_routes(app, state.slack)
     if platforms.teams and teams_settings is not None:
