@@ -19,6 +19,7 @@ import sqlite3
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -35,18 +36,23 @@ class Posting:
     body: np.ndarray  # uint16 occurrences in the text
 
     @classmethod
-    def join(cls, stored: list[tuple[int, bytes, bytes]]) -> Posting:
-        """One term's postings from the (first row, offsets, counts) of several documents: one buffer per column
-        (a search at 100k chunks reads a term's row of each of hundreds of documents)."""
-        sizes = np.array([len(offsets) // 2 for _, offsets, _ in stored], dtype=np.intp)
-        rows = (np.frombuffer(b"".join(offsets for _, offsets, _ in stored), dtype=np.uint16).astype(np.int32)
-                + np.repeat(np.array([first for first, _, _ in stored], dtype=np.int32), sizes))
-        if all(len(counts) == len(offsets) for _, offsets, counts in stored):  # 8 bits each: the usual case
-            pairs = np.frombuffer(b"".join(counts for _, _, counts in stored), dtype=np.uint8).reshape(-1, 2)
+    def join(cls, stored: Sequence[tuple[Any, ...]]) -> Posting:
+        """One term's postings from the rows of several documents, each ending with (first row, offsets, counts)
+        as `encode` gave them: one buffer per column (a search at 100k chunks reads a term's row of each of
+        hundreds of documents, so each column is gathered in one pass in C)."""
+        if not stored:
+            return cls(np.zeros(0, np.int32), np.zeros(0, np.uint16), np.zeros(0, np.uint16))
+        *_, firsts, offset_parts, count_parts = zip(*stored, strict=True)
+        offset_bytes = np.fromiter(map(len, offset_parts), dtype=np.intp, count=len(stored))
+        rows = (np.frombuffer(b"".join(offset_parts), dtype=np.uint16).astype(np.int32)
+                + np.repeat(np.array(firsts, dtype=np.int32), offset_bytes // 2))
+        # a part's counts take as many bytes as its offsets (8 bits each) or twice as many: equal sums, all 8-bit
+        if sum(map(len, count_parts)) == int(offset_bytes.sum()):
+            pairs = np.frombuffer(b"".join(count_parts), dtype=np.uint8).reshape(-1, 2)
         else:
             pairs = np.concatenate([np.frombuffer(counts, dtype=np.uint8 if len(counts) == len(offsets)
                                                   else np.uint16).reshape(-1, 2).astype(np.uint16)
-                                    for _, offsets, counts in stored]) if stored else np.zeros((0, 2), np.uint16)
+                                    for offsets, counts in zip(offset_parts, count_parts, strict=True)])
         return cls(rows, pairs[:, 0].astype(np.uint16), pairs[:, 1].astype(np.uint16))
 
     def encode(self) -> tuple[int, bytes, bytes]:
@@ -141,16 +147,20 @@ def bm25_scores(phrases: Sequence[Sequence[Posting]], stats: SectionStats,
             continue
         rows = np.concatenate([p.rows for p in postings]) if len(postings) > 1 else postings[0].rows
         hits = len(rows)
-        inside = rows < len(stats.position)
-        where = np.where(inside, stats.position[np.where(inside, rows, 0)], -1)
-        known = where >= 0  # postings of a section written after the arrays were loaded are skipped
-        where = where[known]
+        if hits and int(rows.max()) < len(stats.position):  # the usual case: one gather
+            where = stats.position[rows]
+        else:
+            inside = rows < len(stats.position)
+            where = np.where(inside, stats.position[np.where(inside, rows, 0)], -1)
         idf = math.log((stats.n_rows - hits + 0.5) / (hits + 0.5))
         if idf <= 0.0:
             idf = 1e-6
         head = np.concatenate([p.head for p in postings]) if len(postings) > 1 else postings[0].head
         body = np.concatenate([p.body for p in postings]) if len(postings) > 1 else postings[0].body
-        freq = (weights[0] * head[known].astype(np.float64) + weights[1] * body[known].astype(np.float64))
+        known = where >= 0  # postings of a section written after the arrays were loaded are skipped
+        if not bool(known.all()):
+            where, head, body = where[known], head[known], body[known]
+        freq = (weights[0] * head.astype(np.float64) + weights[1] * body.astype(np.float64))
         scores[where] += idf * ((freq * (K1 + 1.0)) / (freq + stats.norm[where]))
         matched[where] = True
     return scores, matched

@@ -21,6 +21,8 @@ import threading
 from collections import Counter
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from itertools import groupby
+from operator import itemgetter
 from pathlib import Path
 
 import numpy as np
@@ -461,12 +463,12 @@ class SQLiteKnowledgeStore:
             if not phrases or not len(sections.rows):
                 return []
             distinct = list(dict.fromkeys(phrases))
-            parts: dict[str, list[tuple[int, bytes, bytes]]] = {t: [] for t in distinct}
-            for term, first, rows, counts in self._db.execute(
-                    "SELECT term, first, rows, counts FROM section_postings"
-                    f" WHERE term IN ({','.join('?' * len(distinct))}) ORDER BY term, doc", distinct):
-                parts[term].append((first, rows, counts))
-            postings = {term: [Posting.join(found)] if found else [] for term, found in parts.items()}
+            found = self._db.execute(
+                "SELECT term, first, rows, counts FROM section_postings"
+                f" WHERE term IN ({','.join('?' * len(distinct))}) ORDER BY term, doc", distinct).fetchall()
+            postings: dict[str, list[Posting]] = {t: [] for t in distinct}
+            for term, rows in groupby(found, key=itemgetter(0)):  # a term's rows, one per document holding it
+                postings[term] = [Posting.join(list(rows))]
             scores, matched = bm25_scores([postings[t] for t in phrases], sections.stats, _SECTION_WEIGHTS)
             mask = self._mask(filters)
             top = top_rows(scores, matched if mask is None else matched & mask, limit)
