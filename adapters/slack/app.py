@@ -198,7 +198,7 @@ class SlackApp:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + ACK_FIRST_MAX_SECONDS
         # A sleep in a loop, not an Event: what ends the wait is a gap in time, which nothing signals.
-        while (now := loop.time()) < deadline:  # noqa: ASYNC110
+        while (now := loop.time()) < deadline:
             quiet = now - self._last_request
             if quiet >= ACK_FIRST_QUIET_SECONDS:
                 return

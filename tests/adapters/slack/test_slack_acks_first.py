@@ -17,7 +17,7 @@ from adapters.slack.settings import SlackSettings
 def slack() -> SlackApp:
     settings = SlackSettings(_env_file=None, slack_bot_token=SecretStr("xoxb-test"),  # type: ignore[call-arg]
                              slack_signing_secret=SecretStr("secret"))
-    bot: Any = SimpleNamespace(suggested_questions=lambda: [], is_chat_command=lambda text: False)
+    bot: Any = SimpleNamespace(suggested_questions=list, is_chat_command=lambda text: False)
     return SlackApp(bot, settings)
 
 
@@ -98,7 +98,7 @@ def test_the_events_route_notes_every_request() -> None:
 
     async def scenario() -> int:
         from aiohttp.test_utils import make_mocked_request
-        bot: Any = SimpleNamespace(suggested_questions=lambda: [], is_chat_command=lambda t: False,
+        bot: Any = SimpleNamespace(suggested_questions=list, is_chat_command=lambda t: False,
                                    report_error=lambda *a: None)
         app = Noting(bot,
                      SlackSettings(_env_file=None, slack_bot_token=SecretStr("xoxb-test"),  # type: ignore[call-arg]
