@@ -21,7 +21,8 @@ Labels = tuple[str, ...]
 def location(heading_path: Sequence[str]) -> tuple[str, Labels]:
     """("273.5", ("b", "5")) for "… > § 273.5 Students > (b) Exemptions > (5) …"; ("", ()) outside a section.
     The last "§" element wins (a part heading may quote another section); labels are those after it."""
-    section, labels = "", []
+    section = ""
+    labels: list[str] = []
     for element in heading_path:
         found = _SECTION.search(element)
         if found and element.lstrip().startswith("§"):
