@@ -20,8 +20,8 @@ from datetime import datetime
 import numpy as np
 import numpy.typing as npt
 
-from bot.observability.usage_report import Day, Stats
 from bot.conversations.store import FeedbackRecord
+from bot.observability.usage_report import Day, Stats
 
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]

@@ -17,8 +17,8 @@ from typing import TextIO
 
 import numpy as np
 
-from bot.observability.usage_report import BOM, defuse
 from bot.conversations.store import ConversationStore
+from bot.observability.usage_report import BOM, defuse
 from bot.server.admin.overview import channel_of
 from bot.server.admin.period import Period
 from rag.search.embedding import Embedder

@@ -11,8 +11,8 @@ from typing import Any
 
 import numpy as np
 
-from bot.observability.usage_report import Stats
 from bot.conversations.store import AnswerRecord
+from bot.observability.usage_report import Stats
 from bot.server.admin.figures import Ratings, stats_for
 from bot.server.admin.period import Period
 from bot.server.admin.snapshot import Snapshot

@@ -6,8 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-from bot.observability.usage_report import parse_since
 from bot.errors import UserError
+from bot.observability.usage_report import parse_since
 
 CHOICES = (7, 30, 90, 365)  # the period chooser's buttons, in days; plus "all"
 DEFAULT_DAYS = 30

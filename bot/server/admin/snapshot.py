@@ -28,7 +28,8 @@ CHECK_EVERY = 5000  # answers read between two looks at whether the server is st
 
 @dataclass(frozen=True, slots=True)
 class Fact:
-    """The figures' view of one answer (bot.observability.usage_report.Asked) plus where it was asked and what it quoted."""
+    """The figures' view of one answer (bot.observability.usage_report.Asked) plus where it was asked and what it
+    quoted."""
 
     answer_id: str
     created: str

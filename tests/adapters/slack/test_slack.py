@@ -87,7 +87,8 @@ class Harness:
     def event(self, event: dict[str, Any], event_id: str | None = None, retry_num: int | None = None,
               secret: str = SECRET) -> tuple[int, str, float]:
         envelope = {"token": "legacy", "team_id": TEAM_ID, "api_app_id": "A0NAVI", "type": "event_callback",
-                    "event": event, "event_id": event_id or f"Ev{uuid.uuid4().hex[:10]}", "event_time": int(time.time()),
+                    "event": event, "event_id": event_id or f"Ev{uuid.uuid4().hex[:10]}",
+                    "event_time": int(time.time()),
                     "authorizations": [{"team_id": TEAM_ID, "user_id": BOT_USER_ID, "is_bot": True}]}
         extra = {"X-Slack-Retry-Num": str(retry_num), "X-Slack-Retry-Reason": "http_timeout"} if retry_num else None
         return self.post(json.dumps(envelope), "application/json", secret, extra)
@@ -212,7 +213,8 @@ def test_events_are_acknowledged_at_once_and_progress_shows_at_once(harness: Har
     ch = channel()
     ts = "1700000001.000100"
     start = time.monotonic()
-    status, _, elapsed = harness.event({"type": "app_mention", "user": "U0ALICE", "text": f"<@{BOT_USER_ID}> {STUDENTS}",
+    status, _, elapsed = harness.event({"type": "app_mention", "user": "U0ALICE",
+                                        "text": f"<@{BOT_USER_ID}> {STUDENTS}",
                                         "ts": ts, "channel": ch, "event_ts": ts})
     assert status == 200 and elapsed < ACK_WITHIN
     reaction = harness.run(harness.fake.wait_for("reactions.add", 1, ch))[0]
@@ -247,7 +249,8 @@ def test_many_slow_answers_at_once_leave_button_clicks_and_the_reason_form_fast(
             "type": "view_submission", "user": {"id": "U0BOB", "team_id": TEAM_ID},
             "view": {"id": "V0REASON", "type": "modal", "callback_id": VIEW_REASON,
                      "private_metadata": json.dumps({"answer_id": answer_id, "channel": ch}),
-                     "state": {"values": {REASON_BLOCK: {REASON_INPUT: {"type": "plain_text_input", "value": "slow"}}}}}})
+                     "state": {"values": {REASON_BLOCK: {
+                         REASON_INPUT: {"type": "plain_text_input", "value": "slow"}}}}}})
     finally:
         release.set()
     assert status == 200 and body == "" and elapsed < ACK_WITHIN, elapsed
@@ -303,7 +306,8 @@ def test_a_bad_signature_is_refused_and_nothing_is_posted(harness: Harness) -> N
     status, _, _ = harness.event(event, secret="not-the-signing-secret")
     assert status == 401
     status, _, _ = harness.post(json.dumps({"type": "event_callback", "event": event}), "application/json",
-                                extra={"X-Slack-Signature": "v0=00", "X-Slack-Request-Timestamp": str(int(time.time()))})
+                                extra={"X-Slack-Signature": "v0=00",
+                                       "X-Slack-Request-Timestamp": str(int(time.time()))})
     assert status == 401
     harness.settle()
     assert not [c for c in harness.fake.calls if c.args.get("channel") == ch]

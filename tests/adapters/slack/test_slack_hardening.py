@@ -2,8 +2,8 @@
 the 👎 reason form is accepted only for an answer of the chat it names; document and user text cannot add links,
 mentions or markup to what the bot posts.
 
-The real slack-bolt app behind aiohttp against the fake Slack Web API (as tests/adapters/slack/test_slack.py), and one test
-against a real `navibot serve` subprocess (benchmarks/serve_harness.py), the way an attacker would reach it."""
+The real slack-bolt app behind aiohttp against the fake Slack Web API (as tests/adapters/slack/test_slack.py), and one
+test against a real `navibot serve` subprocess (benchmarks/serve_harness.py), the way an attacker would reach it."""
 
 from __future__ import annotations
 
@@ -273,7 +273,7 @@ def assert_inert(blocks: list[dict[str, Any]], text: str) -> None:
             assert SAFE_LINK.fullmatch(url), url
             assert "|" not in label
     for node in blocks:
-        for obj in [node.get("text")] + list(node.get("elements") or []):
+        for obj in [node.get("text"), *(node.get("elements") or [])]:
             if isinstance(obj, dict) and obj.get("type") == "mrkdwn":
                 assert obj.get("verbatim") is True, obj
     for url in link_urls(blocks):

@@ -159,7 +159,7 @@ def test_a_token_for_the_real_connector_on_an_activity_naming_another_host_is_re
                 # The same token on an activity naming the host it vouches for is answered there, with our token.
                 status, _ = await r.post(activity(genuine.url, activity_id="1700000000002"), token)
                 assert status == 202
-                await wait_until(lambda: genuine.messages())
+                await wait_until(genuine.messages)
                 return statuses, forged.seen, genuine.seen, lines
         finally:
             await genuine.stop()
@@ -184,7 +184,7 @@ def test_a_token_naming_no_serviceurl_may_only_send_to_microsoft_or_a_listed_hos
             async with running(bot, settings) as r:
                 status, _ = await r.post(activity(host.url), signer.token(None))
                 if status == 202:
-                    await wait_until(lambda: host.messages())
+                    await wait_until(host.messages)
                 await asyncio.sleep(0.1)
                 return status, host.seen
         finally:
@@ -212,7 +212,7 @@ def test_a_token_header_the_sdk_cannot_validate_is_a_401_with_one_line_never_a_5
 
     with caplog.at_level(logging.INFO):
         results, seen = asyncio.run(scenario())
-    assert {name: status for name, (status, _) in results.items()} == {name: 401 for name in results}
+    assert {name: status for name, (status, _) in results.items()} == dict.fromkeys(results, 401)
     assert seen == []
     assert not [r for r in caplog.records if r.levelno >= logging.ERROR or r.exc_info]
     lines = refused_lines(caplog)
@@ -281,9 +281,9 @@ def test_anonymous_mode_answers_on_loopback_and_on_a_listed_host_only(bot: Bot) 
             async with running(bot, settings) as r:
                 statuses = [(await r.post(activity(local.url, activity_id=f"l{run}")))[0],
                             (await r.post(activity(outside.url, activity_id=f"o{run}", conversation="a:2")))[0]]
-                await wait_until(lambda: local.messages())
+                await wait_until(local.messages)
                 if statuses[1] == 202:
-                    await wait_until(lambda: outside.messages())
+                    await wait_until(outside.messages)
                 await asyncio.sleep(0.1)
                 return statuses, local, outside
         finally:
@@ -301,7 +301,7 @@ def test_anonymous_mode_answers_on_loopback_and_on_a_listed_host_only(bot: Bot) 
                                     "fd00:ec2::254", "10.0.0.1, http://169.254.170.2/", "0xa9.0xfe.0xa9.0xfe"])
 def test_a_metadata_or_link_local_allow_list_entry_stops_the_start_with_one_line(
         listed: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    with pytest.raises(UserError, match="NAVIBOT_TEAMS_SERVICE_URLS: .* is refused"):
+    with pytest.raises(UserError, match=r"NAVIBOT_TEAMS_SERVICE_URLS: .* is refused"):
         load_teams_settings(service_urls=listed)
     monkeypatch.setenv("NAVIBOT_TEAMS_ALLOW_ANONYMOUS", "true")
     monkeypatch.setenv("NAVIBOT_TEAMS_SERVICE_URLS", listed)

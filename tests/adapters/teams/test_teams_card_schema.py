@@ -55,7 +55,8 @@ def every_card() -> dict[str, dict[str, Any]]:
              "no-answer": answer_card("I couldn't find this.", [], "a2", "concise"),
              "crafted document": answer_card("Students can [1].", [crafted], "a3", None),
              "help": notice_card(HELP),
-             "mood reply": notice_card("I don't know the mood '[x](https://evil.example)'.\nChange it with `mood <name>`."),
+             "mood reply": notice_card("I don't know the mood '[x](https://evil.example)'.\n"
+                                       "Change it with `mood <name>`."),
              "apology": notice_card("Sorry, something went wrong (trace id 0123456789ab).", attention=True)}
     for count in (5, 20, 60):
         for n, variant in enumerate(answer_variants(AnswerParts(**_parts(answer(regulation(count)))))):

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from itertools import pairwise
 from typing import Any
 
 import pytest
@@ -66,7 +67,7 @@ def test_every_variant_of_an_answer_fits_whatever_the_number_of_long_quotes(coun
     variants = reply_variants(answer(cited), asked=STUDENTS)
     sizes = [activity_size(v) for v in variants]
     assert len(sizes) >= 3 and sizes[0] <= CARD_BUDGET, "smaller messages to fall back on"
-    assert all(smaller < bigger for bigger, smaller in zip(sizes, sizes[1:], strict=False)), sizes
+    assert all(smaller < bigger for bigger, smaller in pairwise(sizes)), sizes
     first = wire(variants[0])
     (entity,) = first["entities"]
     assert entity["@id"] == "" and entity["@type"] == "Message" and entity["@context"] == "https://schema.org"
@@ -98,7 +99,7 @@ def test_twenty_regulation_paragraphs_keep_quotes_cut_with_an_ellipsis_and_a_lin
     for container in quoted:
         lines = card_texts(next(i for i in container["items"] if i.get("id") == f"{container['id']}-text"))
         assert lines[-2].endswith("…") and lines[-1] == "The rest is at the source."
-        assert [a["url"] for a in actions(container, "Action.OpenUrl")][0].startswith("https://www.ecfr.gov/")
+        assert next(a["url"] for a in actions(container, "Action.OpenUrl")).startswith("https://www.ecfr.gov/")
     # Every citation keeps its link, quoted or not; a note says why some quotes are missing.
     assert all(actions(c, "Action.OpenUrl") for c in containers)
     assert any("Teams limits the size of a message" in t for t in card_texts(wire(activity)["attachments"]))

@@ -120,7 +120,7 @@ def test_help_shows_mood_name_literally() -> None:
     card = only_card_of(reply_activity(Reply(ReplyKind.COMMAND, HELP)))
     assert_plain_text_only(card)
     lines = card_texts(card)
-    assert lines == [line for line in HELP.replace("`", "").split("\n")], "every line as written, one per block"
+    assert lines == HELP.replace("`", "").split("\n"), "every line as written, one per block"
     runs = elements(card, "TextRun")
     assert {"type": "TextRun", "text": "mood <name>", "fontType": "Monospace"} in runs
     assert "&lt;" not in json.dumps(card) and "&gt;" not in json.dumps(card)

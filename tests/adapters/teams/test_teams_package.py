@@ -45,7 +45,7 @@ def test_the_shipped_icons_have_the_sizes_teams_requires() -> None:
     assert {p[:3] for p in outline if p[3]} == {(255, 255, 255)}, "white drawing"
     assert sum(1 for p in outline if p[3] > 128) > 50, "and something is drawn"
     template = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
-    assert "{{TEAMS_APP_ID}}" == template["id"] and "{{BOT_ID}}" == template["bots"][0]["botId"]
+    assert template["id"] == "{{TEAMS_APP_ID}}" and template["bots"][0]["botId"] == "{{BOT_ID}}"
     assert tuple(map(int, template["manifestVersion"].split("."))) >= (1, 19)
 
 
@@ -86,7 +86,8 @@ def test_missing_bot_id_is_one_clear_line(tmp_path: Path, capsys: pytest.Capture
 
 @pytest.mark.parametrize(("env", "expected"), [
     ({"NAVIBOT_TEAMS_APP_VERSION": "1.0"}, "version '1.0' is not semver"),
-    ({"NAVIBOT_TEAMS_APP_NAME": "Navibot for the Department of Human Services"}, "name.short is 44 characters long; at most 30"),
+    ({"NAVIBOT_TEAMS_APP_NAME": "Navibot for the Department of Human Services"},
+     "name.short is 44 characters long; at most 30"),
     ({"NAVIBOT_TEAMS_PRIVACY_URL": "http://example.org/privacy"}, "developer.privacyUrl must be an https:// URL"),
     ({"NAVIBOT_TEAMS_VALID_DOMAINS": "https://example.org"}, "validDomains must be a list of host names"),
     ({"NAVIBOT_TEAMS_APP_ID": "not-a-guid"}, "NAVIBOT_TEAMS_APP_ID must be a GUID"),
@@ -208,7 +209,8 @@ def test_a_schema_url_with_a_locale_as_teams_toolkit_writes_it_is_accepted(teams
     shutil.copytree(default_manifest_dir(), folder)
     template = folder / "manifest.json"
     text = template.read_text(encoding="utf-8")
-    template.write_text(text.replace("developer.microsoft.com/json-schemas", "developer.microsoft.com/en-us/json-schemas"),
+    template.write_text(text.replace("developer.microsoft.com/json-schemas",
+                                     "developer.microsoft.com/en-us/json-schemas"),
                         encoding="utf-8")
     assert "/en-us/" in template.read_text(encoding="utf-8")
     assert main(["teams", "package", "--manifest-dir", str(folder), "--out", str(tmp_path / "p.zip")]) == 0

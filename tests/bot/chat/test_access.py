@@ -54,7 +54,8 @@ Staff approve an estate recovery hardship waiver when the heir has lived in the 
 its value is under $50,000; they record the approval under waiver code {SECRET_CODE} in the eligibility system.
 """
 SLACK_STAFF, SLACK_PUBLIC = "CSTAFF0001", "CPUBLIC001"
-TEAMS_STAFF, TEAMS_OTHER = "19:team@thread.tacv2", "19:otherteam@thread.tacv2"  # tests.adapters.teams.test_teams uses the first
+# tests.adapters.teams.test_teams uses the first
+TEAMS_STAFF, TEAMS_OTHER = "19:team@thread.tacv2", "19:otherteam@thread.tacv2"
 ACCESS = {f"slack:{SLACK_STAFF}": [STAFF], f"teams:{TEAMS_STAFF}": [STAFF]}
 
 
@@ -466,12 +467,13 @@ def test_a_mistyped_chat_id_is_warned_about_and_the_mapped_chats_are_listed(acce
         bot.close()
     warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
     assert [key for key in mapping if any(repr(key) in w for w in warnings)] == typos
-    [listed] = [r.getMessage() for r in caplog.records if r.levelno == logging.INFO and "access groups" in r.getMessage()]
+    [listed] = [r.getMessage() for r in caplog.records
+                if r.levelno == logging.INFO and "access groups" in r.getMessage()]
     assert f"slack:{SLACK_STAFF} -> all, {STAFF}" in listed and f"teams:{TEAMS_STAFF} -> all, {STAFF}" in listed
 
 
-def test_ingest_refuses_a_group_name_that_navibot_access_groups_would_refuse(restricted_file: Path, tmp_path: Path,
-                                                                             capsys: pytest.CaptureFixture[str]) -> None:
+def test_ingest_refuses_a_group_name_that_navibot_access_groups_would_refuse(
+        restricted_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """NAVIBOT_ACCESS_GROUPS refuses 'medicaid staff' (a space): a document ingested with it would be visible to no
     chat at all, silently. The same rule at ingest: one line, exit 2, nothing written."""
     store = tmp_path / "knowledge.sqlite3"

@@ -18,7 +18,6 @@ import pytest
 from pymongo.errors import ServerSelectionTimeoutError
 
 from bot.cli import admin_cli as admin_command
-from bot.observability.usage_report import compute_stats, defuse, parse_since, percentile, stats_text
 from bot.cli.main import main
 from bot.config.settings import Settings
 from bot.conversations import mongo as mongo_conversations
@@ -28,6 +27,7 @@ from bot.conversations.redacting import RedactingConversationStore
 from bot.conversations.sqlite import SQLiteConversationStore
 from bot.conversations.store import AnswerRecord, ConversationStore
 from bot.errors import UserError
+from bot.observability.usage_report import compute_stats, defuse, parse_since, percentile, stats_text
 from rag.cite.rail import Citation
 from rag.mongo.bridge import AsyncBridge
 from rag.mongo.connection import MongoConnection

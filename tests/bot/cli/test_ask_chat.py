@@ -270,11 +270,11 @@ def test_render_shows_pages_and_nothing_to_cite_for_other_replies() -> None:
 def test_console_script_answers_and_fails_cleanly(demo_store: Path, tmp_path: Path) -> None:
     env = {**os.environ, "NAVIBOT_DATA_DIR": str(tmp_path / "data")}
     ok = subprocess.run([sys.executable, "-m", "bot.cli.main", "ask", STUDENTS, "--store", str(demo_store)],
-                        capture_output=True, text=True, timeout=120, env=env)
+                        capture_output=True, text=True, timeout=120, env=env, check=False)
     assert ok.returncode == 0, ok.stderr
     assert "Sources (" in ok.stdout and "    > " in ok.stdout
     no_traceback(ok.stderr)
     empty = subprocess.run([sys.executable, "-m", "bot.cli.main", "ask", ""], capture_output=True, text=True,
-                           timeout=120, env=env)
+                           timeout=120, env=env, check=False)
     assert empty.returncode == 2 and empty.stdout == ""
     assert one_line(empty.stderr).startswith("navibot: the question is empty")

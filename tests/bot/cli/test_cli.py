@@ -70,7 +70,7 @@ def test_friendly_errors(capsys: pytest.CaptureFixture[str], monkeypatch: pytest
 
 def test_console_script_runs_without_traceback(tmp_path: Path) -> None:
     result = subprocess.run([sys.executable, "-m", "bot.cli.main", "search", "x", "--store", str(tmp_path / "s.db")],
-                            capture_output=True, text=True, timeout=60)
+                            capture_output=True, text=True, timeout=60, check=False)
     assert result.returncode == 2
     assert "Traceback" not in result.stderr and "is empty" in result.stderr
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import socket
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -29,14 +28,14 @@ URI = "mongodb+srv://navi:Sup3rSecret@cluster0.example.mongodb.net/?retryWrites=
 
 
 @pytest.fixture
-def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeDatabase]:
+def server(monkeypatch: pytest.MonkeyPatch) -> FakeDatabase:
     db = FakeDatabase("navibot")
     monkeypatch.setattr(MongoConnection, "open",
                         classmethod(lambda cls, config: cls(AsyncBridge(), db, host="cluster0.example.mongodb.net")))
     monkeypatch.setattr(db_admin, "POLL_SECONDS", 0.01)
     monkeypatch.setenv("NAVIBOT_STORE", "mongodb")
     monkeypatch.setenv("NAVIBOT_MONGODB_URI", URI)
-    yield db
+    return db
 
 
 def test_db_init_is_safe_twice_and_status_shows_everything(server: FakeDatabase,
@@ -212,11 +211,12 @@ def test_a_server_lost_or_refusing_mid_command_is_one_line(server: FakeDatabase,
     assert capsys.readouterr().err == ("navibot: MongoDB at cluster0.example.mongodb.net failed: "
                                        "cluster0.example.mongodb.net:27017: timed out\n")
     refused = OperationFailure("not authorized on navibot to execute command { createIndexes: ... }", code=13)
-    fail_on(server, monkeypatch, "create_index", refused)  # a read-only database user: the stores cannot create their indexes
+    # A read-only database user: the stores cannot create their indexes.
+    fail_on(server, monkeypatch, "create_index", refused)
     assert main(["ask", "Can college students get SNAP?"]) == 2
     assert capsys.readouterr().err.startswith("navibot: MongoDB at cluster0.example.mongodb.net failed: not "
                                               "authorized on navibot")
-    with pytest.raises(MongoUnavailable, match="^MongoDB at test failed: not authorized"):
+    with pytest.raises(MongoUnavailable, match=r"^MongoDB at test failed: not authorized"):
         MongoConversationStore(MongoConnection(AsyncBridge(), server))
 
 

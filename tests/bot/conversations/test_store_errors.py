@@ -52,7 +52,7 @@ def fill_the_disk(store: SQLiteConversationStore) -> None:
     store._db.execute("CREATE TABLE IF NOT EXISTS filler (blob BLOB)")
     pages = store._db.execute("PRAGMA page_count").fetchone()[0]
     store._db.execute(f"PRAGMA max_page_count = {pages}")
-    with pytest.raises(sqlite3.OperationalError, match="full"):
+    with pytest.raises(sqlite3.OperationalError, match="full"):  # noqa: PT012 - insert until the page cap trips
         for _ in range(10_000):
             store._db.execute("INSERT INTO filler VALUES (zeroblob(4000))")
 

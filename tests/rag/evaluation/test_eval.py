@@ -326,4 +326,5 @@ def test_calibration_table_counts_both_kinds_of_question() -> None:
     records = [rec(True, 0.8, False), rec(True, 0.3, False), rec(True, 0.9, True),  # the last: the rail refused
                rec(False, 0.0, True), rec(False, 0.5, False)]
     rows = calibration(records, [0.0, 0.4, 0.6], used=0.2)  # type: ignore[arg-type]
-    assert rows == [(0.0, pytest.approx(2 / 3), 0.0), (0.4, pytest.approx(1 / 3), 0.5), (0.6, pytest.approx(1 / 3), 1.0)]
+    assert rows == [(0.0, pytest.approx(2 / 3), 0.0), (0.4, pytest.approx(1 / 3), 0.5),
+                    (0.6, pytest.approx(1 / 3), 1.0)]

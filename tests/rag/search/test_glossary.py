@@ -164,8 +164,8 @@ def test_navibot_reports_a_broken_glossary_file_in_one_line(demo_store: Path, tm
         assert main(argv) == 2
         captured = capsys.readouterr()
         assert captured.out == "" and "Traceback" not in captured.err
-        assert captured.err == f"navibot: {broken}:2: 'GR' must map to a policy term or a list of them, " \
-                               'e.g. ["expedited service"]\n'
+        assert captured.err == (f"navibot: {broken}:2: 'GR' must map to a policy term or a list of them, "
+                                'e.g. ["expedited service"]\n')
 
 
 # -- the expansion in search ------------------------------------------------------------------------------------
@@ -305,7 +305,8 @@ def test_the_mongodb_store_gets_the_same_expansion(core: Core, tmp_path: Path, f
         texts = [c["text"]["query"] for s in stages if "$search" in s for c in s["$search"]["compound"]["should"]]
         vectors = [s["$vectorSearch"]["queryVector"] for s in stages if "$vectorSearch" in s]
         assert texts and all("penalty" in t and "failure comply" in t and "disqualification" in t for t in texts)
-        want = blended(core, question, "employment and training; work requirements; failure to comply; disqualification")
+        want = blended(core, question,
+                       "employment and training; work requirements; failure to comply; disqualification")
         assert vectors and all(np.allclose(v, want, atol=1e-5) for v in vectors)
     finally:
         store.close()

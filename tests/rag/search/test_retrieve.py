@@ -48,8 +48,8 @@ def test_hits_carry_subchunks_and_metadata(core: Core, kb: Path) -> None:
     assert hit.chunk.title == "SNAP for college students"
     assert hit.chunk.tags == ["snap"]
     quoted = [s.text for s in hit.chunk.subchunks]
-    assert "- works at least 20 hours a week for pay\n- takes part in federal or state work study\n" \
-           "- cares for a child under age 6" in quoted
+    assert ("- works at least 20 hours a week for pay\n- takes part in federal or state work study\n"
+            "- cares for a child under age 6") in quoted
     assert hit.as_dict()["subchunks"][0]["sub_id"].startswith("kb/snap/students::")
 
 

@@ -10,8 +10,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from bot.observability.usage_report import stats_of
 from bot.conversations.store import AnswerRecord, FeedbackRecord
+from bot.observability.usage_report import stats_of
 from bot.server.admin.overview import channel_of, compute_overview
 from bot.server.admin.period import parse_period
 from bot.server.admin.snapshot import Snapshot

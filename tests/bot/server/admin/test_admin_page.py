@@ -24,12 +24,12 @@ from pydantic import SecretStr
 
 from adapters.slack.settings import SlackSettings
 from adapters.teams.settings import TeamsSettings
-from bot.observability.usage_report import compute_stats
 from bot.cli.main import main
 from bot.config.settings import Settings
 from bot.conversations.mongo import MongoConversationStore
 from bot.conversations.sqlite import SQLiteConversationStore
 from bot.conversations.store import AnswerRecord
+from bot.observability.usage_report import compute_stats
 from bot.server.admin import add_admin_routes
 from bot.server.admin.documents import DocumentRow, DocumentsView
 from bot.server.admin.period import parse_period
