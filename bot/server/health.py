@@ -72,7 +72,8 @@ def model_problems(bot: Bot) -> list[str]:
     """The models are loaded: the embedder was built, and the hosted providers chosen have keys. (Settings refuse
     a chosen provider without a key at start-up; this says so again should that ever be bypassed.)"""
     problems = []
-    if bot.core.embedder is None:
+    embedder: object = bot.core.embedder  # typed never None; checked anyway, should a wiring change allow it
+    if embedder is None:
         problems.append("models: the embedding model is not loaded")
     settings = bot.core.settings
     users = {"gemini": [s for s in ("llm", "embedder") if getattr(settings, s) == "gemini"],

@@ -58,7 +58,7 @@ class CohereEmbedder(RemoteEmbedder[cohere.ClientV2]):
         super().__init__(failover, model, dim)
 
     def _request(self, client: cohere.ClientV2, batch: list[str], task: str, timeout: float) -> list[list[float]]:
-        response = client.embed(model=self.model, input_type=task, texts=batch,  # type: ignore[arg-type]
+        response = client.embed(model=self.model, input_type=task, texts=batch,
                                 embedding_types=["float"], output_dimension=self._dim,
                                 request_options=_options(timeout))  # type: ignore[arg-type]
         return [list(v) for v in response.embeddings.float_ or []]

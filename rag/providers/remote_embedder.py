@@ -61,7 +61,8 @@ class RemoteEmbedder[Client]:
         return self._embed(texts, self.document_task, "embed documents")
 
     def embed_query(self, text: str) -> np.ndarray:
-        return self.embed_queries([text])[0]
+        vector: np.ndarray = self.embed_queries([text])[0]
+        return vector
 
     def embed_queries(self, texts: list[str]) -> np.ndarray:
         """The question and its glossary terms in one request (a second call would cost a second round trip)."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 from slack_sdk.models.blocks import Block
@@ -42,7 +43,7 @@ def view(citations: list[Citation], text: str = "Yes, if they work 20 hours a we
     return AnswerView("a1", text, "concise", citations, "can students get SNAP?", "can students get SNAP?")
 
 
-def valid(blocks: list[dict]) -> None:
+def valid(blocks: list[dict[str, Any]]) -> None:
     """slack_sdk's own models check field limits (button text, values, section text, element counts)."""
     assert len(blocks) <= MAX_BLOCKS
     for raw in blocks:

@@ -60,7 +60,9 @@ def every_card() -> dict[str, dict[str, Any]]:
              "apology": notice_card("Sorry, something went wrong (trace id 0123456789ab).", attention=True)}
     for count in (5, 20, 60):
         for n, variant in enumerate(answer_variants(AnswerParts(**_parts(answer(regulation(count)))))):
-            cards[f"{count} citations, variant {n + 1}"] = variant.attachments[0].content
+            content = variant.attachments[0].content  # typed `object` by the SDK: a card is a JSON object
+            assert isinstance(content, dict)
+            cards[f"{count} citations, variant {n + 1}"] = content
     return cards
 
 

@@ -176,7 +176,9 @@ def test_history_keeps_the_answer_without_the_mood_decorations(handler: TurnHand
                                                                 store: SQLiteConversationStore) -> None:
     assert handler.handle(turn("mood spanish")).kind is ReplyKind.COMMAND
     reply = handler.handle(turn(STUDENTS))
-    note = MOODS.get("spanish").offline_note
+    mood = MOODS.get("spanish")
+    assert mood is not None
+    note = mood.offline_note
     assert reply.kind is ReplyKind.ANSWER and reply.text.endswith(note)
     kept = store.history(turn("").conversation_key, 10)[-1].answer
     assert note not in kept and kept == reply.text[: -len(note)].strip()

@@ -92,7 +92,7 @@ def test_latency_is_saved_and_answers_iterate_oldest_first_from_since(opener: Op
         store.save_answer(answer("c0", "2026-03-05T08:00:00.000+00:00", latency=812.5))
         got = store.get_answer("c0")
         assert got is not None and got.latency_ms == 812.5 and got.citations == [QUOTE]
-        assert store.get_answer("a0").latency_ms is None  # type: ignore[union-attr]
+        assert store.get_answer("a0").latency_ms is None
         assert [a.answer_id for a in store.answers()] == ["a0", *(f"b{n}" for n in range(7)), "c0"]
         since = datetime(2026, 3, 2, tzinfo=UTC)
         assert [a.answer_id for a in store.answers(since)] == [*(f"b{n}" for n in range(7)), "c0"]
@@ -466,7 +466,7 @@ def test_export_into_a_pipe_closed_early_is_not_an_error(tmp_path: Path) -> None
 def test_mongodb_lost_while_reading_is_one_line_exit_2(monkeypatch: pytest.MonkeyPatch,
                                                        capsys: pytest.CaptureFixture[str]) -> None:
     with mongodb_settings(monkeypatch) as db:
-        real = admin_command.compute_stats
+        real = compute_stats  # the function admin_cli calls, patched there below
 
         def lost_first(store: ConversationStore, since: datetime | None) -> Any:
             db.server.fail = ServerSelectionTimeoutError("db.example:27017: timed out")  # after the store opened

@@ -17,7 +17,9 @@ from bot.conversations.mongo import HistoryOptional, MongoConversationStore
 from bot.conversations.redacting import RedactingConversationStore
 from bot.wiring.open_stores import open_conversation_store, open_knowledge_store
 from rag.mongo.bridge import AsyncBridge
-from rag.mongo.connection import MongoConfig, MongoConnection, MongoUnavailable
+from rag.mongo.config import MongoConfig, MongoUnavailable
+from rag.mongo.connection import MongoConnection
+from rag.mongo.indexes import CHUNKS
 from rag.mongo.knowledge import MongoKnowledgeStore
 from rag.search.sqlite_store import SQLiteKnowledgeStore
 from tests.fakes.crawl_site import Resp, Site
@@ -47,7 +49,7 @@ def test_db_init_is_safe_twice_and_status_shows_everything(server: FakeDatabase,
     assert "queryable" in out
     assert {"documents", "chunks", "history", "events", "answers", "feedback"} <= set(
         server._db.list_collection_names())
-    vector = server[db_admin.CHUNKS]._search_indexes["navibot_vector"]["latestDefinition"]
+    vector = server[CHUNKS]._search_indexes["navibot_vector"]["latestDefinition"]
     assert vector["fields"][0]["numDimensions"] == 256  # the configured embedder's dimension
     assert main(["db", "init", "--no-wait"]) == 0
     assert "navibot_vector: unchanged" in capsys.readouterr().out
@@ -64,7 +66,7 @@ def test_db_init_is_safe_twice_and_status_shows_everything(server: FakeDatabase,
 def test_a_changed_definition_is_updated(server: FakeDatabase, capsys: pytest.CaptureFixture[str],
                                          monkeypatch: pytest.MonkeyPatch) -> None:
     assert main(["db", "init", "--no-wait"]) == 0
-    indexes = server[db_admin.CHUNKS]._search_indexes
+    indexes = server[CHUNKS]._search_indexes
     indexes["navibot_text"]["latestDefinition"] = {"mappings": {"dynamic": True}}
     assert main(["db", "init", "--timeout", "5"]) == 0
     assert "navibot_text: definition updated" in capsys.readouterr().out

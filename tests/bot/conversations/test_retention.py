@@ -177,6 +177,7 @@ def test_a_failed_purge_is_a_warning_not_a_failed_write(tmp_path: Path, caplog: 
     try:
         store.append_turn("old", HistoryTurn("q", "q", "a", []), keep=6)
         backend.backdate("history", "conversation_key", "old", 31)
+        assert isinstance(store, SQLiteConversationStore)
         store._db.execute("CREATE TRIGGER no_deletes BEFORE DELETE ON history BEGIN SELECT RAISE(ABORT, 'refused');"
                           " END")
         clock.now += 3600

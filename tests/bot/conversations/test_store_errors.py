@@ -84,7 +84,7 @@ def test_damage_in_the_knowledge_store_is_reported_as_the_knowledge_store(
         bot_on_damaged_store: tuple[Bot, Health, Metrics], caplog: pytest.LogCaptureFixture) -> None:
     bot, health, metrics = bot_on_damaged_store
     reply = bot.handler.handle(question("Ev1"))
-    assert reply.kind is ReplyKind.ERROR
+    assert reply.kind is ReplyKind.ERROR and reply.trace_id is not None
     assert "knowledge store" in reply.text and "conversation store" not in reply.text and reply.trace_id in reply.text
     assert 'navibot_errors_total{kind="knowledge_store",platform="slack"} 1' in metrics.render()
     assert 'navibot_errors_total{kind="store",platform="slack"} 0' in metrics.render()

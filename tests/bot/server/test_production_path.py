@@ -37,8 +37,8 @@ from rag.mongo.bridge import AsyncBridge
 from rag.mongo.connection import MongoConnection
 from rag.mongo.knowledge import MongoKnowledgeStore
 from tests.adapters.slack.test_slack import SECRET, Harness, answer_id_of, blocks_of, channel, conversation_key
-from tests.adapters.slack.test_slack_command import free_port
 from tests.adapters.teams.test_teams import USER_AAD, actions, answer_of, card_texts, message, only_card, running
+from tests.fakes.command_server import free_port
 from tests.fakes.fake_models import FakeCohere, FakeGemini
 from tests.fakes.fake_mongo import FakeDatabase
 from tests.fakes.fake_slack import BOT_USER_ID, BackgroundLoop, serve_http

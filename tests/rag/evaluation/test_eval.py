@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -34,7 +35,7 @@ RANKED = {
     "q3": ["C", "A"],            # later turn, gold A at rank 2
     "q4": ["D"],                 # later turn, gold B missing
 }
-QUESTIONS = [
+QUESTIONS: list[dict[str, Any]] = [
     {"qid": "q1", "question": "how to apply for ssi", "history": [], "gold_doc_id": "A",
      "gold_answers": ["apply for SSI by  phone"]},
     {"qid": "q2", "question": "ssi by phone?", "history": [], "gold_doc_id": "A", "gold_answers": ["by phone"]},
@@ -199,7 +200,7 @@ def _cite(section: str, labels: str, n: int) -> Citation:
     return Citation(1, "cfr", sub.chunk_id, sub.sub_id, "7 CFR 273", sub.heading_path, None, None, sub.text)
 
 
-SECTION_QUESTIONS = [
+SECTION_QUESTIONS: list[dict[str, Any]] = [
     {"qid": "d1", "question": "students?", "history": [], "gold_section": "273.5", "gold_paths": ["(b)(5)"],
      "answerable": True},
     {"qid": "d2", "question": "boarders?", "history": [], "gold_section": "273.1", "gold_paths": ["(b)(3)"],
@@ -325,6 +326,7 @@ def test_calibration_table_counts_both_kinds_of_question() -> None:
 
     records = [rec(True, 0.8, False), rec(True, 0.3, False), rec(True, 0.9, True),  # the last: the rail refused
                rec(False, 0.0, True), rec(False, 0.5, False)]
-    rows = calibration(records, [0.0, 0.4, 0.6], used=0.2)  # type: ignore[arg-type]
-    assert rows == [(0.0, pytest.approx(2 / 3), 0.0), (0.4, pytest.approx(1 / 3), 0.5),
-                    (0.6, pytest.approx(1 / 3), 1.0)]
+    rows = calibration(records, [0.0, 0.4, 0.6], used=0.2)
+    expected: list[tuple[float, object, float]] = [(0.0, pytest.approx(2 / 3), 0.0), (0.4, pytest.approx(1 / 3), 0.5),
+                                                   (0.6, pytest.approx(1 / 3), 1.0)]
+    assert rows == expected

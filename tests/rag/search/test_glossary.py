@@ -263,7 +263,7 @@ def blended(core: Core, question: str, terms: str, weight: float = EXPANSION_VEC
 def test_both_paths_get_the_question_first_then_the_policy_terms(core: Core, tmp_path: Path) -> None:
     core.ingestor.ingest_paths([regulation(tmp_path / "kb")])
     recording = Recording(core.store)
-    retriever = Retriever(recording, core.embedder, glossary=Glossary())  # type: ignore[arg-type]
+    retriever = Retriever(recording, core.embedder, glossary=Glossary())
     question = "E&T penalty for a first time"
     retriever.search(question, k=3)
     seen = dict(recording.seen)
