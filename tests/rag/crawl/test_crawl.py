@@ -123,7 +123,8 @@ def test_linked_pdf_outside_the_start_path_is_ingested_with_its_pages(core: Core
     text = stored(core)[web_id(site, "files/snap-application.pdf")]
     assert "Fill in every section" in text and "Sign and date the last page" in text
     with sqlite3.connect(core.store.path) as db:  # type: ignore[attr-defined]
-        pages = {p for (p,) in db.execute("SELECT page FROM subchunks WHERE chunk_id LIKE ?", ("%pdf%",))}
+        pages = {p for (p,) in db.execute(
+            "SELECT s.page FROM subchunks s JOIN chunks c ON s.chunk = c.id WHERE c.chunk_id LIKE ?", ("%pdf%",))}
     assert pages == {1, 2}
 
 
