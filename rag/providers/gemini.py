@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import logging
 import random
-import re
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -36,12 +35,16 @@ from rag.providers.failover import (
 from rag.providers.prompts import (
     ANSWER_SCHEMA,
     ANSWER_SYSTEM,
+    MAX_ANSWER_TOKENS,
+    MAX_REWRITE_TOKENS,
     REWRITE_SCHEMA,
+    REWRITE_SHARE,
     REWRITE_SYSTEM,
     documents_block,
     escape_text,
     history_turns,
     mood_instruction,
+    numbered_markers,
     rewrite_prompt,
     shown_id,
     unescape_text,
@@ -51,9 +54,6 @@ from rag.providers.stream_prompts import STREAM_ANSWER_SYSTEM, stream_mood_instr
 
 log = logging.getLogger(__name__)
 
-MAX_ANSWER_TOKENS = 1024  # a spoken answer is short; a runaway reply is cut (and then fails JSON parsing)
-MAX_REWRITE_TOKENS = 256
-REWRITE_SHARE = 0.35  # of the turn's time: the rest is kept for retrieval and the answer
 
 
 def classify(exc: Exception) -> tuple[Verdict, str]:
@@ -87,31 +87,6 @@ NO_TOOLS = types.AutomaticFunctionCallingConfig(disable=True)  # no tools are gi
 def _thinking(budget: int | None) -> types.ThinkingConfig | None:
     """None leaves the model's default; 0 switches thinking off (a navigator is waiting on the phone)."""
     return None if budget is None or budget < 0 else types.ThinkingConfig(thinking_budget=budget)
-
-
-_GROUPED_MARKERS = re.compile(r"\[(\d{1,3}(?:\s*,\s*\d{1,3})+)\]")
-_BRACKETED = re.compile(r"\[([^\[\]]{1,300})\]")  # ids come from file paths: they may hold spaces
-
-
-def numbered_markers(text: str, cited: list[str], known: set[str]) -> tuple[str, list[str]]:
-    """The answer's markers as the citation rail reads them ([n] = the n-th id of `cited`), from two variants
-    models also write: "[1, 2]", and a paragraph id in brackets ("[abc::1.0]"), which would otherwise be shown
-    to the navigator as is. An id the answer brackets but does not list is added to `cited` (the rail checks it
-    like any other); brackets that hold neither are left alone."""
-    cited = list(cited)
-
-    def by_id(match: re.Match[str]) -> str:
-        sub_id = match.group(1).strip()
-        if sub_id.isdigit():  # already an [n] marker
-            return match.group(0)
-        if sub_id not in cited:
-            if sub_id not in known:
-                return match.group(0)
-            cited.append(sub_id)
-        return f"[{cited.index(sub_id) + 1}]"
-
-    text = _GROUPED_MARKERS.sub(lambda m: "".join(f"[{n.strip()}]" for n in m.group(1).split(",")), text)
-    return _BRACKETED.sub(by_id, text), cited
 
 
 def _json_reply(response: types.GenerateContentResponse) -> dict[str, Any]:

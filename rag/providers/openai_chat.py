@@ -24,17 +24,20 @@ from rag.answer.budget import note_fallback
 from rag.answer.rewrite import Exchange, Rewrite, Rewriter
 from rag.cite.rail import Draft
 from rag.providers.failover import BadReply, Failover, ProviderError
-from rag.providers.gemini import MAX_ANSWER_TOKENS, MAX_REWRITE_TOKENS, REWRITE_SHARE, numbered_markers
 from rag.providers.openai_client import Target
 from rag.providers.prompts import (
     ANSWER_SCHEMA,
     ANSWER_SYSTEM,
+    MAX_ANSWER_TOKENS,
+    MAX_REWRITE_TOKENS,
     REWRITE_SCHEMA,
+    REWRITE_SHARE,
     REWRITE_SYSTEM,
     documents_block,
     escape_text,
     history_turns,
     mood_instruction,
+    numbered_markers,
     rewrite_prompt,
     shown_id,
     unescape_text,

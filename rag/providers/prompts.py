@@ -7,6 +7,7 @@ is placed: "&", "<" and ">" become "&amp;", "&lt;" and "&gt;", so no text can cl
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from rag.answer.moods import Mood
@@ -137,3 +138,33 @@ def rewrite_prompt(question: str, history: Sequence[Exchange]) -> str:
             lines.append(f"Assistant: {_line(_clip(exchange.answer.strip(), HISTORY_ANSWER_WORDS))}")
     lines += ["", f"Latest question: {_line(question)}"]
     return "\n".join(lines)
+
+
+# What both model providers (Gemini, OpenAI-compatible) ask for, and how their answers' markers are read back.
+MAX_ANSWER_TOKENS = 1024  # a spoken answer is short; a runaway reply is cut (and then fails JSON parsing)
+MAX_REWRITE_TOKENS = 256
+REWRITE_SHARE = 0.35  # of the turn's time: the rest is kept for retrieval and the answer
+
+_GROUPED_MARKERS = re.compile(r"\[(\d{1,3}(?:\s*,\s*\d{1,3})+)\]")
+_BRACKETED = re.compile(r"\[([^\[\]]{1,300})\]")  # ids come from file paths: they may hold spaces
+
+
+def numbered_markers(text: str, cited: list[str], known: set[str]) -> tuple[str, list[str]]:
+    """The answer's markers as the citation rail reads them ([n] = the n-th id of `cited`), from two variants
+    models also write: "[1, 2]", and a paragraph id in brackets ("[abc::1.0]"), which would otherwise be shown
+    to the navigator as is. An id the answer brackets but does not list is added to `cited` (the rail checks it
+    like any other); brackets that hold neither are left alone."""
+    cited = list(cited)
+
+    def by_id(match: re.Match[str]) -> str:
+        sub_id = match.group(1).strip()
+        if sub_id.isdigit():  # already an [n] marker
+            return match.group(0)
+        if sub_id not in cited:
+            if sub_id not in known:
+                return match.group(0)
+            cited.append(sub_id)
+        return f"[{cited.index(sub_id) + 1}]"
+
+    text = _GROUPED_MARKERS.sub(lambda m: "".join(f"[{n.strip()}]" for n in m.group(1).split(",")), text)
+    return _BRACKETED.sub(by_id, text), cited

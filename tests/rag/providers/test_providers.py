@@ -41,8 +41,8 @@ from rag.providers.gemini import (
     GeminiEmbedder,
     GeminiRewriter,
     gemini_failover,
-    numbered_markers,
 )
+from rag.providers.prompts import numbered_markers
 from rag.search.embedding import EmbeddingUnavailable
 from rag.search.store import EmbeddingMismatch
 from tests.fakes.fake_models import FakeCohere, FakeGemini, FakeServer, WrongEndpoint, overlap
