@@ -1,0 +1,101 @@
+"""The bundled glossary's breadth and hygiene: the file parses, no phrase is listed twice or only maps to itself,
+and navigators' everyday words across 7 CFR 273 (and the other programs the bot ships words for) reach the terms
+the regulation uses. A removed or mistyped entry fails here."""
+
+from __future__ import annotations
+
+import tomllib
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from rag.search.glossary import Glossary, bundled_path
+
+REGULATION = Path(__file__).resolve().parents[3].parent / "shared" / "corpus" / "snap" / "7-cfr-273.md"
+# SNAP words whose rules live outside 7 CFR 273: disaster SNAP is 7 CFR 280, the FAFSA is federal student aid.
+OUTSIDE_273 = {"D-SNAP", "disaster food stamps", "FAFSA"}
+
+
+def _key(phrase: str) -> str:
+    """A phrase as the glossary matches it: lowercase words, punctuation and spacing ignored."""
+    return " ".join("".join(c if c.isalnum() else " " for c in phrase.lower()).split())
+
+
+@pytest.fixture(scope="module")
+def bundled() -> dict[str, dict[str, list[str]]]:
+    """Group -> phrase -> policy terms, as written in the file (a single term as a list of one)."""
+    data = tomllib.loads(bundled_path().read_text(encoding="utf-8"))
+    return {group: {phrase: [terms] if isinstance(terms, str) else list(terms) for phrase, terms in entries.items()}
+            for group, entries in data.items() if isinstance(entries, dict)}
+
+
+@pytest.fixture(scope="module")
+def glossary() -> Glossary:
+    return Glossary()
+
+
+def test_the_bundled_file_parses_into_many_phrases_in_its_groups(bundled: dict[str, dict[str, list[str]]],
+                                                                 glossary: Glossary) -> None:
+    phrases = sum(len(entries) for entries in bundled.values())
+    assert phrases >= 500 and len(glossary) >= phrases  # an "&" phrase is also indexed with "and"
+    for group in ("snap-household", "snap-application", "snap-work", "snap-income", "snap-deductions",
+                  "snap-resources", "snap-immigrants", "snap-claims", "medicaid", "wic", "tanf", "ssi", "liheap",
+                  "tax-credits", "unemployment", "spelling"):
+        assert bundled.get(group), f"group [{group}] is missing or empty"
+
+
+def test_no_phrase_is_listed_twice(bundled: dict[str, dict[str, list[str]]]) -> None:
+    # Two groups giving the same phrase would silently merge their terms; the same words spelt differently
+    # ("re-cert", "re cert") are one phrase to the matcher.
+    counts = Counter(_key(phrase) for entries in bundled.values() for phrase in entries)
+    assert [phrase for phrase, n in counts.items() if n > 1] == []
+
+
+def test_no_phrase_maps_only_to_itself(bundled: dict[str, dict[str, list[str]]]) -> None:
+    def same(term: str, phrase: str) -> bool:
+        return _key(term) in {_key(phrase), _key(phrase).removesuffix("s")} or _key(term).removesuffix("s") == \
+            _key(phrase)
+
+    idle = [phrase for entries in bundled.values() for phrase, terms in entries.items()
+            if all(same(term, phrase) for term in terms)]
+    assert idle == []
+
+
+def test_no_policy_term_repeats_within_an_entry(bundled: dict[str, dict[str, list[str]]]) -> None:
+    repeated = [phrase for entries in bundled.values() for phrase, terms in entries.items()
+                if len({_key(t) for t in terms}) != len(terms)]
+    assert repeated == []
+
+
+# Navigators' words added for issue 16's breadth, one or two per part of 7 CFR 273 and per program.
+@pytest.mark.parametrize(("question", "expected"), [
+    # 273.1 household concept
+    ("she has a live-in caregiver", ["live-in attendant"]),
+    ("he's been couch surfing for a month", ["homeless individual"]),
+    ("client is in detox", ["drug addiction or alcoholic treatment and rehabilitation program"]),
+    # 273.2 application processing
+    ("can she sign over the phone", ["telephonic signature"]),
+    ("she wants to cancel the application", ["withdrawing application"]),
+    ("what counts as proof of address", ["residency", "verification"]),
+    ("migrant farmworker family", ["migrant or seasonal farmworker"]),
+    ("can her neighbor be an alternate shopper", ["authorized representative"]),
+    # 273.4 citizenship and alien status
+    ("she is a trafficking victim with a T visa", ["severe form of trafficking in persons"]),
+    ("sponsor signed an affidavit of support", ["sponsored alien", "deeming"]),
+])
+def test_navigators_words_reach_the_regulations_terms(glossary: Glossary, question: str,
+                                                       expected: list[str]) -> None:
+    terms = glossary.expand(question).terms
+    assert all(term in terms for term in expected), (question, terms)
+
+
+@pytest.mark.skipif(not REGULATION.exists(), reason="7 CFR 273 is not next to the repository")
+def test_the_snap_groups_use_the_regulations_own_words(bundled: dict[str, dict[str, list[str]]]) -> None:
+    # A policy term the regulation never says only adds noise to the lexical search: every SNAP group's entry
+    # has at least one term that 7 CFR 273 uses (a plural "s" allowed).
+    text = " " + _key(REGULATION.read_text(encoding="utf-8")) + " "
+    unused = [phrase for group, entries in bundled.items() if group.startswith("snap")
+              for phrase, terms in entries.items() if phrase not in OUTSIDE_273
+              and not any(f" {_key(t)} " in text or f" {_key(t)}s " in text for t in terms)]
+    assert unused == []
