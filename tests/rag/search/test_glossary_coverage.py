@@ -39,7 +39,7 @@ def test_the_bundled_file_parses_into_many_phrases_in_its_groups(bundled: dict[s
                                                                  glossary: Glossary) -> None:
     phrases = sum(len(entries) for entries in bundled.values())
     assert phrases >= 500 and len(glossary) >= phrases  # an "&" phrase is also indexed with "and"
-    for group in ("snap-household", "snap-application", "snap-work", "snap-income", "snap-deductions",
+    for group in ("snap-household", "snap-application", "snap-students", "snap-work", "snap-income", "snap-deductions",
                   "snap-resources", "snap-immigrants", "snap-claims", "medicaid", "wic", "tanf", "ssi", "liheap",
                   "tax-credits", "unemployment", "spelling"):
         assert bundled.get(group), f"group [{group}] is missing or empty"
@@ -83,6 +83,16 @@ def test_no_policy_term_repeats_within_an_entry(bundled: dict[str, dict[str, lis
     # 273.4 citizenship and alien status
     ("she is a trafficking victim with a T visa", ["severe form of trafficking in persons"]),
     ("sponsor signed an affidavit of support", ["sponsored alien", "deeming"]),
+    # 273.5 students, 273.7 work provisions, 273.24 time limit
+    ("she goes to community college part time", ["institution of higher education"]),
+    ("he's too sick to work, has a doctor's note", ["physically or mentally unfit for employment",
+                                                    "statement from a physician"]),
+    ("client turned down a job, what now", ["offer of employment", "suitable employment"]),
+    ("how do they lift the sanction", ["ending disqualification"]),
+    ("does E&T give a bus pass", ["participant reimbursements"]),
+    ("he used his 3 months in 3 years", ["countable months", "three-year period"]),
+    ("is a disabled vet exempt", ["veteran", "disability"]),
+    ("aged out of foster care last year", ["24 years of age or younger"]),
 ])
 def test_navigators_words_reach_the_regulations_terms(glossary: Glossary, question: str,
                                                        expected: list[str]) -> None:
