@@ -9,8 +9,10 @@ reloaded only when the file changed (our own writes, or another process's, seen 
 Layout 3 stores what repeats once: a paragraph's head terms once (not per sentence), paragraph ids and heading
 paths only where they differ from their section's, postings in 4 bytes (at 100k chunks: 1,237 MB in layout 2,
 958 MB in layout 3); every array read back is layout 2's, so search results are the same.
-A store of layout 1 or 2 is rebuilt into the current layout on first open (rag/search/store_migration.py):
-nothing is embedded again.
+Layout 4 adds each section vector's int8 codes (`section_codes`, 26 MB at 100k chunks), which the exact vector
+search scans first (rag/search/vector_scan.py): a quarter of the bytes per question, the same top k.
+A store of layout 1 or 2 is rebuilt into the current layout on first open, a layout-3 store gets its codes added
+in place (rag/search/store_migration.py): nothing is embedded again.
 """
 
 from __future__ import annotations
@@ -35,9 +37,18 @@ from rag.search.sentence_blocks import Candidates, StoredBlock, bm25_block_score
 from rag.search.sentences import Sentence, SentenceEvidence, chunk_sentences, rank_sentence_arrays
 from rag.search.store import ChunkVectors, EmbeddingMismatch, Filters, StoredDocument
 from rag.search.terms import question_terms
+from rag.search.vector_scan import SectionCodes, top_k
 
-SCHEMA_VERSION = 3  # bump when the tables change; an older file is migrated (store_migration.py) or refused
-MIGRATES_FROM = (1, 2)
+SCHEMA_VERSION = 4  # bump when the tables change; an older file is migrated (store_migration.py) or refused
+MIGRATES_FROM = (1, 2, 3)
+
+# layout 4, per document: its sections' vectors as int8 codes (row order of section_vectors) and float32
+# (scale, weight) pairs (rag/search/vector_scan.py)
+CODES_TABLE = """CREATE TABLE IF NOT EXISTS section_codes (
+    doc INTEGER PRIMARY KEY REFERENCES documents(id) ON DELETE CASCADE,
+    codes BLOB NOT NULL,
+    scales BLOB NOT NULL
+)"""
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -110,12 +121,13 @@ CREATE TABLE IF NOT EXISTS sentence_blocks (
     paragraph_norms BLOB NOT NULL,
     shared_heads INTEGER NOT NULL
 );
-"""
+""" + CODES_TABLE + ";\n"
 
 # A word in the title or heading path says far more about what a section is about than one in its body
 # (doc2dial first turns: weight 8 beat 1, 2 and 4; see benchmarks/RESULTS.md).
 _SECTION_WEIGHTS = (8.0, 1.0)
 _STATS = ("sections", "section_tokens", "sentences", "sentence_tokens")
+_MMAP_BYTES = 1 << 31
 
 
 def fts_query(text: str) -> str:
@@ -131,6 +143,7 @@ class _Sections:
     ids: list[str]
     lengths: np.ndarray  # tokens per section (FTS5's tokenizer)
     matrix: np.ndarray  # float32 vectors
+    codes: SectionCodes  # the same vectors as int8 codes, scanned first
     doc_of: np.ndarray  # index into `docs` per section
     docs: list[tuple[frozenset[str], frozenset[str]]]  # (tags, groups) of each document, lowercased
     stats: SectionStats
@@ -162,6 +175,10 @@ class SQLiteKnowledgeStore:
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA foreign_keys=ON")
             self._db.execute("PRAGMA synchronous=NORMAL")
+            # Reads through a memory map, not a read() call and a copy per 4 KB page: the first search after opening
+            # reads every section vector (130 MB at 100k chunks; 98 -> 51 ms) and each search a few MB of
+            # postings and sentence blocks (3.3 -> 2.7 ms). SQLite caps it at its own limit (2 GB by default).
+            self._db.execute(f"PRAGMA mmap_size={_MMAP_BYTES}")
             self._db.executescript(_SCHEMA)
             self._db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
             self._tokenizer = Tokenizer(self._db)
@@ -243,6 +260,8 @@ class SQLiteKnowledgeStore:
                     "INSERT INTO section_vectors(doc, rows, chunk_ids, lengths, vectors) VALUES (?,?,?,?,?)",
                     (doc, np.array(rows, dtype=np.int64).tobytes(), "\n".join(c.chunk_id for c in chunks),
                      np.array([lengths[r] for r in rows], dtype=np.int64).tobytes(), chunk_vecs.tobytes()))
+                self._db.execute("INSERT INTO section_codes(doc, codes, scales) VALUES (?,?,?)",
+                                 (doc, *SectionCodes.of(chunk_vecs.reshape(len(rows), -1)).encode()))
                 stats["sections"] += len(rows)
                 stats["section_tokens"] += sum(lengths.values())
                 self._write_sentences(chunks, rows, sentences, sentence_vecs, stats)
@@ -328,6 +347,7 @@ class SQLiteKnowledgeStore:
                          (doc_id,))
         self._db.execute("DELETE FROM section_postings WHERE doc=?", (doc,))
         self._db.execute("DELETE FROM section_vectors WHERE doc=?", (doc,))
+        self._db.execute("DELETE FROM section_codes WHERE doc=?", (doc,))
         self._db.execute("DELETE FROM subchunks WHERE chunk IN (SELECT id FROM chunks WHERE doc_id=?)", (doc_id,))
         self._db.execute("DELETE FROM chunks WHERE doc_id=?", (doc_id,))
         self._db.execute("DELETE FROM documents WHERE id=?", (doc,))
@@ -382,8 +402,9 @@ class SQLiteKnowledgeStore:
         if self._sections is not None and version == self._loaded_version:
             return self._sections
         rows = self._db.execute(
-            "SELECT v.rows, v.chunk_ids, v.lengths, v.vectors, d.tags, d.groups FROM section_vectors v"
-            " JOIN documents d ON d.id = v.doc ORDER BY v.doc").fetchall()
+            "SELECT v.rows, v.chunk_ids, v.lengths, v.vectors, c.codes, c.scales, d.tags, d.groups"
+            " FROM section_vectors v JOIN documents d ON d.id = v.doc LEFT JOIN section_codes c ON c.doc = v.doc"
+            " ORDER BY v.doc").fetchall()
         docs = [(frozenset(t.lower() for t in json.loads(tags)), frozenset(g.lower() for g in json.loads(groups)))
                 for *_, tags, groups in rows]
         row_ids = [np.frombuffer(r[0], dtype=np.int64) for r in rows]
@@ -400,15 +421,21 @@ class SQLiteKnowledgeStore:
         lengths = (np.concatenate([np.frombuffer(r[2], dtype=np.int64) for r in rows]) if rows
                    else np.zeros(0, dtype=np.int64))
         doc_of = np.repeat(np.arange(len(rows)), [len(r) for r in row_ids])
+        # a document without codes (none written: never so since layout 4) gets them here, in memory
+        codes = SectionCodes.joined([
+            SectionCodes.decode(r[4], r[5], dim) if r[4] is not None else SectionCodes.of(v.reshape(len(ri), dim))
+            for r, v, ri in zip(rows, vectors, row_ids, strict=True) if len(ri)])
         if not ascending:
             matrix, lengths, doc_of, all_rows, ids = (matrix[order], lengths[order], doc_of[order], all_rows[order],
                                                       [ids[i] for i in order])
+            codes = codes.take(order)
         self._stats = self._read_stats()
         self._sections = _Sections(
-            rows=all_rows, ids=ids, lengths=lengths, matrix=matrix, doc_of=doc_of, docs=docs,
+            rows=all_rows, ids=ids, lengths=lengths, matrix=matrix, codes=codes, doc_of=doc_of, docs=docs,
             stats=SectionStats.of(all_rows, lengths, self._stats["sections"], self._stats["section_tokens"]))
-        self._row_of = {cid: int(row) for cid, row in zip(self._sections.ids, self._sections.rows, strict=True)}
-        self._chunk_id_of = {row: cid for cid, row in self._row_of.items()}
+        row_list = all_rows.tolist()  # Python ints in one pass (int() per row was 85 ms at 100k)
+        self._row_of = dict(zip(ids, row_list, strict=True))
+        self._chunk_id_of = dict(zip(row_list, ids, strict=True))
         self._mask_cache.clear()
         self._loaded_version = version
         return self._sections
@@ -435,14 +462,9 @@ class SQLiteKnowledgeStore:
             if len(matrix) == 0:
                 return []
             self._check_dims(matrix.shape[1], len(vector))
-            scores = matrix @ np.asarray(vector, dtype=np.float32)
-            mask = self._mask(filters)
-            if mask is not None:
-                scores = np.where(mask, scores, -np.inf)
-            n = min(limit, len(scores))
-            top = np.argpartition(-scores, n - 1)[:n]
-            top = top[np.argsort(-scores[top], kind="stable")]
-            return [(sections.ids[i], float(scores[i])) for i in top if np.isfinite(scores[i])]
+            top, scores = top_k(matrix, sections.codes, vector, limit, self._mask(filters))
+            return [(sections.ids[i], float(s)) for i, s in zip(top.tolist(), scores.tolist(), strict=True)
+                    if np.isfinite(s)]
 
     @staticmethod
     def _check_dims(stored: int, query: int) -> None:

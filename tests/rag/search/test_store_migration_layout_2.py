@@ -90,7 +90,8 @@ def _tables(path: Path) -> dict[str, list[tuple[object, ...]]]:
     db = sqlite3.connect(path)
     try:
         return {t: db.execute(f"SELECT * FROM {t} ORDER BY 1, 2").fetchall() for t in (
-            "chunks", "subchunks", "sentence_blocks", "section_postings", "section_vectors", "vocabulary")}
+            "chunks", "subchunks", "sentence_blocks", "section_postings", "section_vectors", "section_codes",
+            "vocabulary")}
     finally:
         db.close()
 
