@@ -275,6 +275,9 @@ class Burst:
     apologies: int
     wall_s: float
     bare_ack_ms: list[float]  # the same burst to a bare aiohttp server that only answers 200, just before
+    generator_cpu_ms: float = 0.0  # the load generator's own CPU time over the burst (load_burst.py)
+    bare_generator_cpu_ms: float = 0.0  # ... over the burst to the bare server
+    server_cpu_ms: float = 0.0  # the server process's CPU time from the first request sent to the last ack
 
 
 def bench_burst(h: ServeHarness, n: int, preconnected: bool = False, settle_s: float = 3.0,
@@ -285,10 +288,13 @@ def bench_burst(h: ServeHarness, n: int, preconnected: bool = False, settle_s: f
     texts = [QUESTIONS[i % len(QUESTIONS)] for i in range(n)]
     with BareServer(h) as bare:
         bare_ack = [s.ack_ms for s in h.burst([channel_id() for _ in range(n)], texts, preconnected, bare.port)]
+    bare_cpu = h.generator_cpu_ms
     time.sleep(1.0)
     channels = [channel_id() for _ in range(n)]
     load = os.getloadavg()[0]
+    cpu_before = h.server_cpu_ms()
     sent = h.burst(channels, texts, preconnected)
+    server_cpu = h.server_cpu_ms() - cpu_before  # includes the generator's start-up (~0.1 s), when the server idles
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline and any(not h.posts(s.channel, s.ts) for s in sent):
         time.sleep(0.2)
@@ -298,7 +304,8 @@ def bench_burst(h: ServeHarness, n: int, preconnected: bool = False, settle_s: f
     wall = (max(p.at for p in answered) - min(s.sent_at for s in sent)) if answered else float("nan")
     return Burst(n, load, [s.ack_ms for s in sent], sum(1 for s in sent if s.status != 200),
                  sum(1 for r in replies if not r), sum(1 for r in replies if len(r) > 1),
-                 sum(1 for r in answered if TRACE.search(text_of(r))), wall, bare_ack)
+                 sum(1 for r in answered if TRACE.search(text_of(r))), wall, bare_ack, h.generator_cpu_ms, bare_cpu,
+                 server_cpu)
 
 
 def render_bursts(bursts: list[Burst], command: str) -> str:
@@ -306,15 +313,19 @@ def render_bursts(bursts: list[Burst], command: str) -> str:
     lines = [f"`{command}` ({datetime.now(UTC):%Y-%m-%d %H:%M} UTC; {len(bursts)} bursts of {n} questions at once, "
              "medians over the bursts)", "",
              "| Burst | load avg (1 min) before | bare aiohttp server: ack median / p95 ms | navibot serve: ack median "
-             "ms | ack p95 ms | ack max ms | acks not 200 | lost | answered twice | apologies | wall s |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+             "ms | ack p95 ms | ack max ms | generator CPU ms (bare / navibot) | server CPU ms to the last ack | "
+             "acks not 200 | lost | answered twice | apologies | wall s |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for i, b in enumerate(bursts, start=1):
         lines.append(f"| {i} | {b.load:.2f} | {med(b.bare_ack_ms):.1f} / {p95(b.bare_ack_ms):.1f} | "
                      f"{med(b.ack_ms):.1f} | {p95(b.ack_ms):.1f} | {max(b.ack_ms):.1f} | "
+                     f"{b.bare_generator_cpu_ms:.0f} / {b.generator_cpu_ms:.0f} | {b.server_cpu_ms:.0f} | "
                      f"{b.bad_acks} | {b.lost} | {b.duplicated} | {b.apologies} | {b.wall_s:.1f} |")
     lines.append(f"| **median** | {med([b.load for b in bursts]):.2f} | {med([med(b.bare_ack_ms) for b in bursts]):.1f}"
                  f" / {med([p95(b.bare_ack_ms) for b in bursts]):.1f} | {med([med(b.ack_ms) for b in bursts]):.1f} | "
                  f"**{med([p95(b.ack_ms) for b in bursts]):.1f}** | {med([max(b.ack_ms) for b in bursts]):.1f} | "
+                 f"{med([b.bare_generator_cpu_ms for b in bursts]):.0f} / "
+                 f"{med([b.generator_cpu_ms for b in bursts]):.0f} | {med([b.server_cpu_ms for b in bursts]):.0f} | "
                  f"{sum(b.bad_acks for b in bursts)} | {sum(b.lost for b in bursts)} | "
                  f"{sum(b.duplicated for b in bursts)} | {sum(b.apologies for b in bursts)} | "
                  f"{med([b.wall_s for b in bursts]):.1f} |")

@@ -5,10 +5,11 @@
 stdin: a JSON list of raw HTTP/1.1 requests (strings: request line, headers, blank line, body), already signed by
 the caller. Each is sent on its own new TCP connection (as Slack opens them), all started together on one event
 loop; nothing else runs in this process, so the times are not inflated by the fake servers or by the work of
-building and signing the requests (benchmarks/serve_harness.py does that beforehand). stdout: a JSON list, one
-`[status, sent_at, ack_ms]` per request in order: `sent_at` is time.monotonic() when the connection was opened
-(the system-wide clock, comparable with the fake Slack's stamps in the other process), `ack_ms` the time until the
-whole response was read; status 0 when the connection failed.
+building and signing the requests (benchmarks/serve_harness.py does that beforehand). stdout: JSON
+`{"acks": [...], "cpu_ms": ...}`: one `[status, sent_at, ack_ms]` per request in order (`sent_at` is
+time.monotonic() when the connection was opened, the system-wide clock, comparable with the fake Slack's stamps in
+the other process; `ack_ms` the time until the whole response was read; status 0 when the connection failed), and
+this process's CPU time over the burst (the generator shares the machine's 2 cores with the server it times).
 
 --preconnected: every connection is opened first (untimed: the server accepts them and waits), then all the
 requests are written together; `sent_at` and the time start at the write, so the figure is the server's own
@@ -60,7 +61,10 @@ async def burst(host: str, port: int, requests: list[bytes], preconnected: bool 
 def main() -> int:
     host, port = sys.argv[1], int(sys.argv[2])
     requests = [r.encode("utf-8") for r in json.load(sys.stdin)]
-    json.dump(asyncio.run(burst(host, port, requests, "--preconnected" in sys.argv[3:])), sys.stdout)
+    started = time.process_time()
+    acks = asyncio.run(burst(host, port, requests, "--preconnected" in sys.argv[3:]))
+    # This process's own CPU over the burst: on a 2-core machine it shares the cores with the server it times.
+    json.dump({"acks": acks, "cpu_ms": (time.process_time() - started) * 1000}, sys.stdout)
     return 0
 
 

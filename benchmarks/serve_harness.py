@@ -114,6 +114,7 @@ class ServeHarness:
         self.proc: subprocess.Popen[bytes] | None = None
         self.port = 0
         self.log_path = workdir / "serve.log"
+        self.generator_cpu_ms = 0.0  # the load generator's CPU time over the latest burst (load_burst.py)
 
     # --- life cycle -----------------------------------------------------------------------------------------------
 
@@ -219,6 +220,12 @@ class ServeHarness:
                 found[key] = int(value.split()[0])
         return found
 
+    def server_cpu_ms(self) -> float:
+        """The server process's CPU time so far (user + system, all its threads), from /proc/<pid>/stat."""
+        assert self.proc is not None
+        fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rpartition(")")[2].split()
+        return (int(fields[11]) + int(fields[12])) * 1000 / os.sysconf("SC_CLK_TCK")
+
     @property
     def conversations_path(self) -> Path:
         return self.workdir / "data" / "conversations.sqlite3"
@@ -299,8 +306,10 @@ class ServeHarness:
                                str(port or self.port), *(["--preconnected"] if preconnected else [])],
                               input=json.dumps([raw for _, raw in built]), capture_output=True,
                               text=True, timeout=timeout, check=True)
+        result = json.loads(done.stdout)
+        self.generator_cpu_ms = float(result["cpu_ms"])
         return [Sent(ch, ts, sent_at, status, ack_ms) for ch, (ts, _), (status, sent_at, ack_ms)
-                in zip(channels, built, json.loads(done.stdout), strict=True)]
+                in zip(channels, built, result["acks"], strict=True)]
 
     def mention(self, channel: str, text: str, thread_ts: str | None = None) -> Sent:
         return self.loop.run(self.mention_async(channel, text, thread_ts))

@@ -18,7 +18,7 @@ import logging
 import re
 import uuid
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from typing import Any
 
 import aiohttp
@@ -203,6 +203,21 @@ class SlackApp:
             if quiet >= ACK_FIRST_QUIET_SECONDS:
                 return
             await asyncio.sleep(min(ACK_FIRST_QUIET_SECONDS - quiet, deadline - now))
+
+    def dispatch_acknowledged(self, body: str, query: str, headers: Mapping[str, str]) -> None:
+        """An event acknowledged at the door (events_handler) goes through Bolt after the acks: its signature check,
+        middleware and listeners, exactly as if Bolt had acked it; tracked in `tasks`, so a shutdown waits for it."""
+        self._spawn(self._dispatch(body, query, headers))
+
+    async def _dispatch(self, body: str, query: str, headers: Mapping[str, str]) -> None:
+        request = AsyncBoltRequest(body=body, query=query, headers=headers)  # type: ignore[arg-type]
+        response = await self.app.async_dispatch(request)
+        if response.status in (400, 401):  # refused by Bolt (its own signature check agrees with ours)
+            self.bot.report_error("bad_request", PLATFORM)
+        if response.status != 200:  # no listener for it (Bolt's own warning says which), or an error logged already
+            event = request.body.get("event")
+            log.warning("slack: Bolt answered %d to an event already acknowledged (type %s)", response.status,
+                        event.get("type") if isinstance(event, dict) else None)
 
     async def open_session(self) -> None:
         """One aiohttp session, kept open, for every Web API call (slack_sdk's AsyncWebClient `session`). Without
@@ -520,6 +535,21 @@ def build_slack_app(bot: ChatBot, settings: SlackSettings, mode: Mode = "http") 
     return SlackApp(bot, settings, mode)
 
 
+def event_callback(content_type: str, charset: str | None, raw: bytes) -> str | None:
+    """The body of an Events API callback (UTF-8 JSON of `"type": "event_callback"`), else None: the only requests
+    whose ack carries nothing, so the only ones acknowledged before Bolt sees them. URL verification (its challenge
+    is the reply), slash commands, buttons and forms (their ack may carry a message or form errors) go through Bolt
+    first, as does anything odd (Bolt's path refuses it with a 400)."""
+    if content_type != "application/json" or (charset or "utf-8").lower() != "utf-8":
+        return None
+    try:
+        body = raw.decode("utf-8")
+        payload = json.loads(body)
+    except (ValueError, RecursionError):  # not UTF-8 (UnicodeDecodeError is a ValueError), not JSON, too deep
+        return None
+    return body if isinstance(payload, dict) and payload.get("type") == "event_callback" else None
+
+
 def signature_problem(verifier: SignatureVerifier, body: bytes, timestamp: str | None,
                       signature: str | None) -> str | None:
     """None when Slack signed this request (slack_sdk's SignatureVerifier.is_valid: the HMAC of the body and a
@@ -560,6 +590,12 @@ def events_handler(slack: SlackApp) -> Callable[[web.Request], Awaitable[web.Res
             if problem is not None:
                 # "Invalid request signature detected" as Bolt words it, so an alert on Bolt's line still fires.
                 return refuse(request, 401, f"Invalid request signature detected: {problem}")
+            event = event_callback(request.content_type, request.charset, raw)
+            if event is not None:
+                # Slack wants nothing but an empty 200 for an event (Bolt too acks it before any listener runs):
+                # sent now, and Bolt dispatches the event once the acks are out (SlackApp.dispatch_acknowledged).
+                slack.dispatch_acknowledged(event, request.query_string, request.headers)
+                return web.Response()
         try:
             bolt_request = await to_bolt_request(request)
         except (ValueError, AttributeError, TypeError, LookupError, RecursionError) as exc:

@@ -85,7 +85,10 @@ class Pane:
         self.event({"type": "assistant_thread_started", "event_ts": thread_ts, "assistant_thread": {
             "user_id": USER, "channel_id": channel, "thread_ts": thread_ts,
             "context": {"channel_id": "C0BENEFITS", "team_id": TEAM_ID, "enterprise_id": None}}})
-        self.run(self.fake.wait_for("assistant.threads.setSuggestedPrompts"))
+        deadline = time.monotonic() + 10  # this thread greeted (not an earlier test's): the pane knows it now
+        while not any(c.method == "assistant.threads.setSuggestedPrompts" for c in self.in_thread(channel)):
+            assert time.monotonic() < deadline, f"thread {channel} was not greeted"
+            time.sleep(0.01)
         return channel, thread_ts
 
     def ask(self, channel: str, thread_ts: str, text: str) -> None:
