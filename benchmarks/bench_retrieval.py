@@ -602,9 +602,11 @@ def render(args: argparse.Namespace, ingest: IngestResult, sizes: list[LatencyRe
         ("- Core: `build_core(Settings(), <store>)`: SQLiteKnowledgeStore + WordLlamaEmbedder + Chunker "
         "+ Retriever (defaults)"),
         (f"- Store layout {SCHEMA_VERSION} (issue 21): section BM25 from stored postings (FTS5's own scores), one "
-         "block of sentences per section (stem ids, int8 vectors), statistics stored; numpy's BLAS kept to one "
-         "thread. The 8 engineers of the session share this machine's 2 cores: absolute times move with the load, "
-         "the ratios against the baseline (same loop, question by question) much less"),
+         "block of sentences per section (stem ids, int8 vectors), statistics stored; section vectors scanned as "
+         "int8 codes first (NumKong's SIMD kernel), only the rows that can reach the top 50 scored exactly; the "
+         "file read through mmap; numpy's BLAS kept to one thread. The engineers of the session share this "
+         "machine's 2 cores: absolute times move with the load, the ratios against the baseline (same loop, "
+         "question by question) much less"),
         f"- Ingestion: every file of `../shared/corpus/snap/` ({', '.join(ingest.files)}; {ingest.words:,} words), "
         "runs: " + ", ".join(f"{s:.2f} s" for s in ingest.runs_s),
         (f"- Search: {len(QUERIES)} navigator questions, {WARMUP_QUERIES} warm-up then {n_queries} timed, on each "

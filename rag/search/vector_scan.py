@@ -4,8 +4,10 @@ At 100k sections the float32 scan read 100 MB per question, half of a search, bo
 store keeps each section vector a second time as int8 codes with a per-row scale (26 MB at 100k), written at
 ingest. A question is scored against every code by NumKong's int8 dot-product kernel (SIMD), each score with a
 bound on how far it can be from the float32 one; only the rows whose bound reaches the k-th best lower bound can
-be among the top k (a few hundred of 100k), and those are scored again in float32 by numpy. The k best, and their
-scores, are those of the float32 scan: nothing is approximate.
+be among the top k (a few hundred of 100k), and those are scored again from their float32 vectors by numpy. The k
+best are those of an exact scan: nothing is approximate. Exact scores are summed in float64 and rounded to float32,
+so a row scores the same whichever rows are scored with it (numpy's float32 product over the whole matrix could
+differ in the last bit with the row's position): copies of one vector tie, and ties go by row order.
 
 The bound: with v = s·c + e (|e_j| <= s/2) and q = t·d + f (|f_j| <= t/2),
 |q·v - s·t·(c·d)| = |q·e + f·(s·c)| <= s·|q|_1 / 2 + t·s·|c|_1 / 2.
@@ -21,7 +23,7 @@ import numpy as np
 
 from rag.search.sentence_blocks import quantize
 
-# Room for rounding, relative to |q|·|v| (float32 scores are within dim·2^-24 of the real ones).
+# Room for rounding, relative to |q|·|v| (an exact score rounded to float32 is within 2^-24 of it).
 _SLACK = 1e-4
 
 
@@ -66,7 +68,7 @@ class SectionCodes:
 def top_k(matrix: np.ndarray, codes: SectionCodes | None, query: np.ndarray, limit: int,
           mask: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(row indices, float32 scores) of the `limit` rows of `matrix` with the highest inner product with `query`,
-    best first, ties by row index; only rows `mask` allows. The same rows and scores as `matrix @ query`."""
+    best first, ties by row index; only rows `mask` allows (none for a query that is not finite)."""
     query = np.asarray(query, dtype=np.float32)
     allowed = np.flatnonzero(mask) if mask is not None else None
     n_allowed = len(matrix) if allowed is None else len(allowed)
@@ -74,14 +76,15 @@ def top_k(matrix: np.ndarray, codes: SectionCodes | None, query: np.ndarray, lim
     if limit <= 0:
         return np.zeros(0, dtype=np.intp), np.zeros(0, dtype=np.float32)
     peak = float(np.abs(query).max()) if len(query) else 0.0
-    if codes is None or len(codes) != len(matrix) or n_allowed <= limit or not math.isfinite(peak) or peak == 0.0:
-        rows = np.arange(len(matrix)) if allowed is None else allowed
-        return _best(matrix, rows, query, limit)
+    if not math.isfinite(peak):
+        return np.zeros(0, dtype=np.intp), np.zeros(0, dtype=np.float32)
+    if codes is None or len(codes) != len(matrix) or n_allowed <= limit or peak == 0.0:
+        return _best(matrix, np.arange(len(matrix)) if allowed is None else allowed, query, limit)
     step = peak / 127.0
     digits = np.round(query / step).astype(np.int8)
     dots = np.asarray(numkong.cdist(digits[None], codes.codes, metric="dot"))[0]  # float64, exact integers
     coarse = dots * (codes.scales * step)
-    # the float32 scores' own rounding (dim products summed) and the bound's: relative to |q|·|v| <= |q|·127·s·√dim
+    # room for rounding (the exact scores' and the bound's), relative to |q|·|v| <= |q|·127·s·√dim
     slack = (_SLACK + matrix.shape[1] * 2.0 ** -22) * float(np.linalg.norm(query)) * 127.0 * math.sqrt(matrix.shape[1])
     bound = codes.scales * (float(np.abs(query).sum()) / 2 + slack) + codes.weights * (step / 2)
     lower = coarse - bound
@@ -95,8 +98,8 @@ def top_k(matrix: np.ndarray, codes: SectionCodes | None, query: np.ndarray, lim
 
 
 def _best(matrix: np.ndarray, rows: np.ndarray, query: np.ndarray, limit: int) -> tuple[np.ndarray, np.ndarray]:
-    """The `limit` best of `rows` (ascending) by their float32 scores, best first, ties by row."""
-    scores = matrix[rows] @ query if len(rows) < len(matrix) else matrix @ query
+    """The `limit` best of `rows` (ascending) by their exact scores, best first, ties by row."""
+    scores = (matrix[rows].astype(np.float64) @ query.astype(np.float64)).astype(np.float32)
     if len(rows) > limit:
         keep = np.argpartition(-scores, limit - 1)[:limit]
         cut = scores[keep].min()

@@ -78,14 +78,26 @@ def test_filters_keep_only_allowed_rows_even_when_they_score_lower() -> None:
     assert top_k(matrix, codes, query, 20, np.zeros(3000, dtype=bool))[0].tolist() == []
 
 
-def test_a_zero_query_or_wrong_codes_fall_back_to_the_full_scan() -> None:
+def test_a_zero_query_or_wrong_codes_fall_back_to_the_full_scan_and_nan_finds_nothing() -> None:
     rng = np.random.default_rng(3)
     matrix = _unit(rng.normal(size=(500, 16)))
     codes = SectionCodes.of(matrix)
     rows, scores = top_k(matrix, codes, np.zeros(16, dtype=np.float32), 3)
     assert rows.tolist() == [0, 1, 2] and scores.tolist() == [0.0, 0.0, 0.0]
+    assert top_k(matrix, codes, np.full(16, np.nan, dtype=np.float32), 3)[0].tolist() == []
     query = matrix[42]
     assert top_k(matrix, SectionCodes.of(matrix[:100]), query, 5)[0].tolist() == _expected(matrix, query, 5)
+
+
+def test_copies_of_a_vector_tie_and_go_by_row_order_wherever_they_are() -> None:
+    rng = np.random.default_rng(8)
+    matrix = _unit(rng.normal(size=(5000, 256)))
+    copies = [17, 1234, 1235, 4999]
+    matrix[copies] = matrix[3]
+    for noise in (0.01, 0.03, 0.05):
+        query = _unit((matrix[3] + noise * rng.normal(size=256))[None])[0]
+        rows, scores = top_k(matrix, SectionCodes.of(matrix), query, 5)
+        assert rows.tolist() == [3, *copies] and len(set(scores.tolist())) == 1
 
 
 def test_codes_round_trip_through_their_stored_bytes() -> None:
