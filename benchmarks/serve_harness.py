@@ -39,6 +39,7 @@ if str(REPO) not in sys.path:
 import aiohttp
 from aiohttp import web
 
+from bot.server.app import LISTEN_BACKLOG
 from tests.fakes.fake_models import FakeCohere, FakeGemini
 from tests.fakes.fake_slack import BOT_USER_ID, TEAM_ID, BackgroundLoop, Call, FakeSlack
 
@@ -357,7 +358,7 @@ class BareServer:
         app.router.add_post("/slack/events", ok)
         self.runner = web.AppRunner(app, access_log=None)
         await self.runner.setup()
-        site = web.TCPSite(self.runner, "127.0.0.1", 0)
+        site = web.TCPSite(self.runner, "127.0.0.1", 0, backlog=LISTEN_BACKLOG)  # as navibot serve listens
         await site.start()
         self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
 

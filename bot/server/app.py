@@ -55,6 +55,10 @@ log = logging.getLogger(__name__)
 HEALTH_PATH = "/healthz"
 METRICS_PATH = "/metrics"
 RETRY_AFTER_SECONDS = "5"
+# Connections the kernel completes and queues while the event loop is busy. aiohttp's default, 128, is less than a
+# burst of questions at once (Slack opens a connection per request): past it the kernel drops the SYNs and those
+# clients try again after 1 s, so some acks took over a second. Capped by the kernel's net.core.somaxconn.
+LISTEN_BACKLOG = 1024
 NO_PLATFORM = ("no chat platform is configured: set SLACK_BOT_TOKEN with SLACK_SIGNING_SECRET (HTTP events) "
                "and/or SLACK_APP_TOKEN (Socket Mode), or NAVIBOT_TEAMS_CLIENT_ID, NAVIBOT_TEAMS_CLIENT_SECRET and "
                "NAVIBOT_TEAMS_TENANT_ID (or NAVIBOT_TEAMS_ALLOW_ANONYMOUS=true for a local Teams test)")
@@ -263,7 +267,7 @@ class Server:
         runner = web.AppRunner(self.app, access_log=None,
                                shutdown_timeout=max(1.0, state.settings.shutdown_grace_seconds))
         await runner.setup()
-        site = web.TCPSite(runner, host, port)
+        site = web.TCPSite(runner, host, port, backlog=LISTEN_BACKLOG)
         try:
             await site.start()
         except OSError as exc:  # the port is taken, the interface does not exist
