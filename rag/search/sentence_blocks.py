@@ -84,7 +84,8 @@ def quantize(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def dequantize(quantized: np.ndarray, scales: np.ndarray) -> np.ndarray:
-    matrix: np.ndarray = quantized.astype(np.float32) * scales[:, None]
+    matrix: np.ndarray = quantized.astype(np.float32)
+    matrix *= scales[:, None]  # in place: the same values as a product into a new array, one pass fewer
     return matrix
 
 
@@ -109,8 +110,9 @@ class Candidates:
         id names its paragraphs stored as numbers (without it, they are named by number alone); without `dim`,
         the vectors are not read."""
         meta = np.frombuffer(b"".join(b.meta for b in blocks), dtype=_META).reshape(-1, 3).astype(np.int64)
-        subs_of = [[s if isinstance(s, str) else f"{cid}.{s}" for s in json.loads(b.subs)]
-                   for b, cid in zip(blocks, chunk_ids or [""] * len(blocks), strict=True)]
+        stored = json.loads(f"[{','.join(b.subs for b in blocks)}]")  # one parse for all blocks (one each: 1/5 of this)
+        subs_of = [[s if isinstance(s, str) else f"{cid}.{s}" for s in subs]
+                   for subs, cid in zip(stored, chunk_ids or [""] * len(blocks), strict=True)]
         counts = np.array([len(b.meta) // 6 for b in blocks], dtype=np.intp)
         paragraphs = np.array([len(s) for s in subs_of], dtype=np.intp)
         first_paragraph = np.cumsum(paragraphs) - paragraphs
