@@ -77,12 +77,14 @@ def test_no_policy_term_repeats_within_an_entry(bundled: dict[str, dict[str, lis
     ("she has a live-in caregiver", ["live-in attendant"]),
     ("he's been couch surfing for a month", ["homeless individual"]),
     ("client is in detox", ["drug addiction or alcoholic treatment and rehabilitation program"]),
+    ("can't cook for herself", ["unable to purchase and prepare meals"]),
     # 273.2 application processing
     ("can she sign over the phone", ["telephonic signature"]),
     ("she wants to cancel the application", ["withdrawing application"]),
     ("what counts as proof of address", ["residency", "verification"]),
     ("migrant farmworker family", ["migrant or seasonal farmworker"]),
     ("can her neighbor be an alternate shopper", ["authorized representative"]),
+    ("he needs an interpreter for the office interview", ["bilingual", "face-to-face interview"]),
     # 273.4 citizenship and alien status
     ("she is a trafficking victim with a T visa", ["severe form of trafficking in persons"]),
     ("sponsor signed an affidavit of support", ["sponsored alien", "deeming"]),
@@ -101,6 +103,7 @@ def test_no_policy_term_repeats_within_an_entry(bundled: dict[str, dict[str, lis
                                                           "jointly owned resources"]),
     ("he gave away his truck last month", ["transfer of resources"]),
     ("does a prepaid funeral plan count", ["funeral agreement"]),
+    ("paid every other week, W2 job", ["biweekly", "wages"]),
     ("she gets workers comp and a VA check", ["workers' compensation", "veteran's"]),
     ("her mom pays the landlord directly", ["vendor payment"]),
     ("can he deduct copays, glasses and rides to the doctor",
@@ -111,6 +114,7 @@ def test_no_policy_term_repeats_within_an_entry(bundled: dict[str, dict[str, lis
     ("is the TANF sanction counted", ["comparable disqualifications"]),
     # 273.12 reporting, 273.13 notices, 273.14 recertification, 273.15 hearings
     ("does the 10 day rule apply to a new address", ["within 10 days", "changes in residence"]),
+    ("she got an overpayment letter", ["demand letter", "claim"]),  # a longer phrase keeps the shorter's terms
     ("client got kicked off, no 10 day notice", ["termination", "notice of adverse action", "advance notice"]),
     ("she missed recert, is it too late", ["timely application for recertification"]),
     ("where does she send the renewal form", ["application for recertification"]),
