@@ -3,6 +3,8 @@ row's int8 code but only a few rows' float32 vectors."""
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 import pytest
 
@@ -98,6 +100,18 @@ def test_copies_of_a_vector_tie_and_go_by_row_order_wherever_they_are() -> None:
         query = _unit((matrix[3] + noise * rng.normal(size=256))[None])[0]
         rows, scores = top_k(matrix, SectionCodes.of(matrix), query, 5)
         assert rows.tolist() == [3, *copies] and len(set(scores.tolist())) == 1
+
+
+def test_threads_scanning_the_same_codes_at_once_each_get_their_own_answer() -> None:
+    rng = np.random.default_rng(6)
+    matrix = _unit(rng.normal(size=(50_000, 64)))
+    codes = SectionCodes.of(matrix)
+    queries = [_unit((matrix[i] + 0.2 * rng.normal(size=64))[None])[0] for i in range(24)]
+    expected = [_expected(matrix, q, 10) for q in queries]
+    with ThreadPoolExecutor(4) as pool:  # the scan's reused arrays are shared by every caller of these codes
+        for _ in range(3):
+            found = list(pool.map(lambda q: top_k(matrix, codes, q, 10)[0].tolist(), queries))
+            assert found == expected
 
 
 def test_codes_round_trip_through_their_stored_bytes() -> None:
