@@ -96,6 +96,7 @@ def test_no_policy_term_repeats_within_an_entry(bundled: dict[str, dict[str, lis
     ("how do they lift the sanction", ["ending disqualification"]),
     ("does E&T give a bus pass", ["participant reimbursements"]),
     ("he used his 3 months in 3 years", ["countable months", "three-year period"]),
+    ("does looking for work count", ["job search"]),
     ("is a disabled vet exempt", ["veteran", "disability"]),
     ("aged out of foster care last year", ["24 years of age or younger"]),
     # 273.8 resources, 273.9 income and deductions, 273.10 benefit levels, 273.11 special circumstances
@@ -112,6 +113,9 @@ def test_no_policy_term_repeats_within_an_entry(bundled: dict[str, dict[str, lis
     ("can he deduct copays, glasses and rides to the doctor",
      ["cost-sharing", "eye glasses", "transportation and lodging to obtain medical treatment"]),
     ("is the wifi or cell phone bill a utility", ["basic internet connection", "telephone"]),
+    ("her meds and hospital bills", ["prescription drugs", "hospitalization"]),
+    ("he does gig deliveries for Grubhub", ["self-employment"]),
+    ("they're over income now", ["income eligibility standards"]),
     ("client just got out of prison", ["prerelease applicants"]),
     ("he's behind on child support", ["child support arrears"]),
     ("is the TANF sanction counted", ["comparable disqualifications"]),
