@@ -84,10 +84,12 @@ def test_no_policy_term_repeats_within_an_entry(bundled: dict[str, dict[str, lis
     ("what counts as proof of address", ["residency", "verification"]),
     ("migrant farmworker family", ["migrant or seasonal farmworker"]),
     ("can her neighbor be an alternate shopper", ["authorized representative"]),
+    ("she was a no show, can she reschedule the interview", ["missed interview", "rescheduling"]),
     ("he needs an interpreter for the office interview", ["bilingual", "face-to-face interview"]),
     # 273.4 citizenship and alien status
     ("she is a trafficking victim with a T visa", ["severe form of trafficking in persons"]),
     ("sponsor signed an affidavit of support", ["sponsored alien", "deeming"]),
+    ("he overstayed, she's had her green card 2 yrs - 5 year rule?", ["ineligible alien", "five years"]),
     # 273.5 students, 273.7 work provisions, 273.24 time limit
     ("she goes to community college part time", ["institution of higher education"]),
     ("he's too sick to work, has a doctor's note", ["physically or mentally unfit for employment",
