@@ -117,6 +117,7 @@ def test_no_policy_term_repeats_within_an_entry(bundled: dict[str, dict[str, lis
     ("is the wifi or cell phone bill a utility", ["basic internet connection", "telephone"]),
     ("her meds and hospital bills", ["prescription drugs", "hospitalization"]),
     ("he does gig deliveries for Grubhub", ["self-employment"]),
+    ("she picked up a side job", ["earned income", "wages"]),
     ("they're over income now", ["income eligibility standards"]),
     ("client just got out of prison", ["prerelease applicants"]),
     ("he's behind on child support", ["child support arrears"]),
