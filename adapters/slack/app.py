@@ -34,6 +34,7 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.signature import SignatureVerifier
 from slack_sdk.web.async_client import AsyncWebClient
 
+from adapters.slack.after_acks import AfterAcks
 from adapters.slack.assistant import AssistantPane
 from adapters.slack.blocks import (
     ACTION_FEEDBACK,
@@ -77,8 +78,7 @@ _CHANNEL = re.compile(r"<#[A-Z0-9]+\|([^>]*)>")
 _SPECIAL = re.compile(r"<!([a-z]+)(?:\^[^|>]*)?(?:\|([^>]*))?>")
 LATEST_THREADS_KEPT = 10_000
 REACTION_WAIT_SECONDS = 0.5  # the longest a ready answer waits for its :eyes: reaction to land
-ACK_FIRST_QUIET_SECONDS = 0.005  # background work starts once no request came for this long (_acks_first) ...
-ACK_FIRST_MAX_SECONDS = 0.25  # ... or after this long at most, however busy the door
+ACK_FIRST_MAX_SECONDS = 0.25  # the longest work a request started waits for the acks (adapters/slack/after_acks.py)
 
 
 class _NoBodyOfRefusedRequests(logging.Filter):
@@ -144,7 +144,7 @@ class SlackApp:
         # is parsed: Bolt parses first, so an unsigned body could reach its JSON parser and its int() of the timestamp.
         self.verifier = SignatureVerifier(secret) if mode == "http" and secret else None
         self.tasks: set[asyncio.Task[None]] = set()
-        self._last_request = float("-inf")  # loop time of the latest request to /slack/events (note_request)
+        self.after_acks = AfterAcks(ACK_FIRST_MAX_SECONDS)  # the work requests start waits while more arrive
         # The thread a user last asked in, per channel: what `/navibot reset` (which has no thread) forgets.
         self._latest_thread: OrderedDict[tuple[str, str, str], str] = OrderedDict()
         self._register()
@@ -171,7 +171,7 @@ class SlackApp:
 
         async def guarded() -> None:
             try:
-                await self._acks_first()
+                await self.after_acks.wait()
             except BaseException:  # cancelled at shutdown before it began: nothing ran
                 work.close()
                 raise
@@ -187,22 +187,7 @@ class SlackApp:
 
     def note_request(self) -> None:
         """A request reached /slack/events (called before it is checked or acknowledged)."""
-        self._last_request = asyncio.get_running_loop().time()
-
-    async def _acks_first(self) -> None:
-        """While requests keep arriving (a burst: many questions at once), the work they start waits until none
-        came for ACK_FIRST_QUIET_SECONDS, at most ACK_FIRST_MAX_SECONDS. The acks share one event loop and one GIL
-        with that work (Web API calls on the loop, the turns' CPU work in threads): started at once, it made the
-        last acks of 200 questions at once wait past 100 ms (benchmarks/RESULTS.md); a question costs this delay
-        only in a burst, and the quiet gap (a few ms) otherwise."""
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + ACK_FIRST_MAX_SECONDS
-        # A sleep in a loop, not an Event: what ends the wait is a gap in time, which nothing signals.
-        while (now := loop.time()) < deadline:
-            quiet = now - self._last_request
-            if quiet >= ACK_FIRST_QUIET_SECONDS:
-                return
-            await asyncio.sleep(min(ACK_FIRST_QUIET_SECONDS - quiet, deadline - now))
+        self.after_acks.note_request()
 
     def dispatch_acknowledged(self, body: str, query: str, headers: Mapping[str, str]) -> None:
         """An event acknowledged at the door (events_handler) goes through Bolt after the acks: its signature check,
