@@ -85,6 +85,7 @@ def test_no_policy_term_repeats_within_an_entry(bundled: dict[str, dict[str, lis
     ("migrant farmworker family", ["migrant or seasonal farmworker"]),
     ("can her neighbor be an alternate shopper", ["authorized representative"]),
     ("she was a no show, can she reschedule the interview", ["missed interview", "rescheduling"]),
+    ("what's the 30 day rule for processing", ["normal processing standard"]),
     ("he needs an interpreter for the office interview", ["bilingual", "face-to-face interview"]),
     # 273.4 citizenship and alien status
     ("she is a trafficking victim with a T visa", ["severe form of trafficking in persons"]),
@@ -118,6 +119,7 @@ def test_no_policy_term_repeats_within_an_entry(bundled: dict[str, dict[str, lis
     ("her meds and hospital bills", ["prescription drugs", "hospitalization"]),
     ("he does gig deliveries for Grubhub", ["self-employment"]),
     ("she picked up a side job", ["earned income", "wages"]),
+    ("does a Pell grant count as income or is it not counted", ["income exclusions", "excluded"]),
     ("they're over income now", ["income eligibility standards"]),
     ("client just got out of prison", ["prerelease applicants"]),
     ("he's behind on child support", ["child support arrears"]),
