@@ -153,7 +153,7 @@ class Engine:
                           timings_ms=timings)
         if hits:
             started = time.perf_counter()
-            coverage = evidence(question, rewrite.standalone, hits)
+            coverage = evidence(question, rewrite.standalone, hits, self.retriever.glossary)
             request = AnswerRequest(question, rewrite.standalone, history, hits, mood, coverage)
             if progress is None:
                 draft = self.answerer.answer(request)

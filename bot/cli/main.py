@@ -209,13 +209,13 @@ def cmd_eval(args: argparse.Namespace, settings: Settings) -> int:
                     depth *= 4
                 outcome = engine.compose(question, exchanges, rewrite, hits, mood)
                 paragraphs = []
+                glossary = getattr(core.retriever, "glossary", None)  # the policy terms searched with it
                 if sectioned:  # paragraph hit@3 is scored on section-gold sets only
-                    glossary = getattr(core.retriever, "glossary", None)  # the policy terms searched with it
                     expansion = glossary.expand(rewrite.standalone).text if glossary is not None else ""
                     paragraphs = [p.sub for p in rank_paragraphs(rewrite.standalone, hits, core.embedder,
                                                                  expansion=expansion)]
                 return EvalTurn(hits, rewrite.standalone, outcome.text, outcome.kind != "answer", outcome.citations,
-                                paragraphs, evidence(question, rewrite.standalone, hits[:engine.top_k]))
+                                paragraphs, evidence(question, rewrite.standalone, hits[:engine.top_k], glossary))
 
             try:
                 report = (evaluate_sections(questions, run, args.out) if sectioned

@@ -8,6 +8,7 @@ import logging
 from rag.answer.answerability import unanswerable_reason
 from rag.documents import SearchHit
 from rag.search.bm25 import query_stems, stemmed
+from rag.search.glossary import Glossary
 
 log = logging.getLogger(__name__)
 
@@ -15,11 +16,13 @@ SECTIONS_CHECKED = 3
 MIN_WORDS_FOUND = 2
 
 
-def evidence(question: str, standalone: str, hits: list[SearchHit]) -> float:
+def evidence(question: str, standalone: str, hits: list[SearchHit], glossary: Glossary | None = None) -> float:
     """Coverage of the standalone question, or of the question as asked when that is better: a follow-up
     rewritten with earlier questions has more words than any one section covers, yet its own words may all be
     there. A question of fewer than two topic words cannot vouch for itself. A question that asks for a fact the
-    sections cannot hold (a phone number, this year's figure, how to get into another program) has none."""
+    sections cannot hold (a phone number, this year's figure, how to get into another program) has none. With a
+    glossary, a navigator's phrase counts as found in a section that holds one of its policy terms ("underpaid"
+    in a section on lost benefits): retrieval found the section through those terms, so the gate must see them."""
     # The question as asked, and the standalone one only when it is not the thread's questions with this one
     # appended (then an earlier turn's request would count again).
     for text in [question] + ([standalone] if question.strip() not in standalone else []):
@@ -27,19 +30,34 @@ def evidence(question: str, standalone: str, hits: list[SearchHit]) -> float:
         if reason:
             log.info("no evidence: the question %s", reason)
             return 0.0
-    own = coverage(question, hits) if len(set(query_stems(question))) >= 2 else 0.0
-    return max(own, coverage(standalone, hits)) if standalone != question else coverage(question, hits)
+    own = coverage(question, hits, glossary) if len(set(query_stems(question))) >= 2 else 0.0
+    if standalone == question:
+        return coverage(question, hits, glossary)
+    return max(own, coverage(standalone, hits, glossary))
 
 
-def coverage(question: str, hits: list[SearchHit]) -> float:
+def _phrases(question: str, glossary: Glossary | None) -> list[tuple[set[str], list[set[str]]]]:
+    """Each glossary phrase in the question as stems, with each of its policy terms as stems."""
+    if glossary is None:
+        return []
+    return [(set(stemmed(phrase)), [set(stemmed(term)) for term in terms])
+            for phrase, terms in glossary.expand(question).entries]
+
+
+def coverage(question: str, hits: list[SearchHit], glossary: Glossary | None = None) -> float:
     """Best share, over the top sections, of the question's topic words (stemmed) found in the section's title,
-    headings or text. Rank-fusion scores cannot say this: they only order candidates."""
+    headings or text, a glossary phrase's words counting as found where one of its policy terms is. Rank-fusion
+    scores cannot say this: they only order candidates."""
     terms = set(query_stems(question))
     if not terms:
         return 0.0
+    phrases = _phrases(question, glossary)
     best = 0.0
     for hit in hits[:SECTIONS_CHECKED]:
-        found = len(terms & set(stemmed(hit.chunk.index_text)))
+        words = set(stemmed(hit.chunk.index_text))
+        # A term of no words after stemming (all function words) proves nothing: it must have a word to be found.
+        credited = {stem for phrase, policy in phrases if any(t and t <= words for t in policy) for stem in phrase}
+        found = len(terms & (words | credited))
         # One shared word is chance ("capital" of France in a page on capital gains): at least two, when the
         # question has two.
         if found >= min(MIN_WORDS_FOUND, len(terms)):

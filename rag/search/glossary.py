@@ -41,6 +41,9 @@ class Expansion:
     matched: tuple[str, ...] = ()  # as typed in the question, in order
     terms: tuple[str, ...] = ()  # policy terms to search as well, distinct, none already in the question
     coverage: float = 0.0  # share of the question's words (function words aside) inside the matched phrases
+    # Each matched phrase with all its policy terms (also those the question already says): the no-answer gate
+    # counts a phrase as found in a section that holds one of its terms.
+    entries: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     def __bool__(self) -> bool:
         return bool(self.terms)
@@ -173,6 +176,7 @@ class Glossary:
         words = [w for w, _, _ in spans]
         said = set(words)
         matched: list[str] = []
+        entries: list[tuple[str, tuple[str, ...]]] = []
         terms: list[str] = []
         covered: set[int] = set()
         for i in range(len(words)):
@@ -181,6 +185,7 @@ class Glossary:
                 if key is None:
                     continue
                 matched.append(question[spans[i][1]:spans[i + n - 1][2]])
+                entries.append((matched[-1], self.entries[key]))
                 covered.update(range(i, i + n))
                 for term in self.entries[key]:
                     term_words = set(_WORD.findall(term.lower()))
@@ -190,4 +195,4 @@ class Glossary:
                 break
         content = [i for i, w in enumerate(words) if w not in STOPWORDS]
         coverage = len(covered.intersection(content)) / len(content) if content else 0.0
-        return Expansion(tuple(dict.fromkeys(matched)), tuple(terms), coverage)
+        return Expansion(tuple(dict.fromkeys(matched)), tuple(terms), coverage, tuple(entries))

@@ -1,0 +1,46 @@
+"""The no-answer gate sees the glossary: a navigator's phrase counts as found in a section that holds one of the
+policy terms it maps to, since retrieval found that section through those terms."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rag.answer.evidence import coverage, evidence
+from rag.documents import Chunk, SearchHit, SubChunk
+from rag.search.glossary import Glossary
+
+
+def hit(text: str) -> SearchHit:
+    headings = ["§ 273.17 Restoration of lost benefits."]
+    sub = SubChunk("c::0.0", "c::0", 0, "paragraph", text, headings)
+    return SearchHit(Chunk("c::0", "d", 0, "7 CFR 273", headings, [sub], text=text), 1.0)
+
+
+LOST_BENEFITS = [hit("The State agency shall restore any lost benefits to a household. Lost benefits are "
+                     "benefits a household should have received but did not, because of an error by the agency, for up to twelve months.")]
+
+
+def glossary(tmp_path: Path, entries: str) -> Glossary:
+    path = tmp_path / "glossary.toml"
+    path.write_text(f"bundled = false\n[test]\n{entries}\n", encoding="utf-8")
+    return Glossary(path)
+
+
+def test_a_phrase_is_found_where_its_policy_term_is(tmp_path: Path) -> None:
+    question = "client was underpaid for months by the county"
+    without = coverage(question, LOST_BENEFITS)
+    with_glossary = coverage(question, LOST_BENEFITS, glossary(tmp_path, '"underpaid" = ["lost benefits"]'))
+    assert with_glossary > without
+    assert evidence(question, question, LOST_BENEFITS, glossary(tmp_path, '"underpaid" = ["lost benefits"]')) \
+        == with_glossary
+
+
+def test_a_phrase_whose_terms_are_absent_earns_nothing(tmp_path: Path) -> None:
+    question = "client was underpaid for months by the county"
+    unrelated = glossary(tmp_path, '"underpaid" = ["expedited service"]')
+    assert coverage(question, LOST_BENEFITS, unrelated) == coverage(question, LOST_BENEFITS)
+
+
+def test_the_gate_still_refuses_what_the_sections_cannot_hold(tmp_path: Path) -> None:
+    question = "whats the phone number for the lost benefits unit"
+    assert evidence(question, question, LOST_BENEFITS, glossary(tmp_path, '"unit" = ["lost benefits"]')) == 0.0
