@@ -55,7 +55,7 @@ def _eval(corpus: Path, questions: Path) -> tuple[int, str, list[dict[str, Any]]
     return 0, run.stdout.split("\nwrote ")[0].strip(), records
 
 
-THRESHOLDS = [0.0, 0.1, 0.2, 0.25, 0.3, 0.4, 0.5, 0.6]
+THRESHOLDS = [0.0, 0.1, 0.2, 0.25, 0.3, 0.35, 0.4, 0.5, 0.6]
 
 
 def calibration_table(records: list[dict[str, Any]]) -> str:
@@ -149,12 +149,15 @@ stays refused):
 
 {calibrated}
 
-The default 0.2 is the top of the plateau (0.1-0.2) on both halves: higher thresholds refuse answerable
-questions (navigators' words such as "client", "yr", "bc" are in no section) before they refuse one more
-unanswerable one. The unanswerable questions it still answers are EBT card logistics (a stolen card, the
-deposit day, what the card buys), whose words are all in the regulation; the answerability checks were written
-from the README's categories, so expect the hidden set to land lower than this dev set. This replaces the 0.6
-threshold of the bench_answers section, which was chosen on answerable questions and off-domain ones only.
+The default 0.35 is where both halves meet both targets (refused answerable <= 0.15, refused unanswerable
+>= 0.80) with a margin on each: at 0.2 the answerable side has all the margin and the even half refuses only 0.75
+of its unanswerable questions; above 0.4 answerable questions are refused before one more unanswerable one is.
+Since the gate credits a navigator's glossary phrase as found where one of its policy terms is, the navigators'
+own words ("client", "yr", "bc") are what is left unmatched. On doc2dial (bench_answers section) 0.35 answers
+0.968 of in-domain questions (0.971 at 0.2) and refuses more other-domain ones. The unanswerable questions it
+still answers are EBT card logistics (a stolen card, the deposit day, what the card buys), whose words are all
+in the regulation; the answerability checks were written from the README's categories, so expect the hidden
+set to land lower than this dev set.
 
 ### What each change did (measured 2026-11-23 on this set, and on doc2dial with `navibot eval` as above)
 

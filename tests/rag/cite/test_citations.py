@@ -187,6 +187,7 @@ class StubRetriever:
     def __init__(self, hits: list[SearchHit]) -> None:
         self.hits = hits
         self.queries: list[str] = []
+        self.glossary = None  # as a Retriever without a glossary file
 
     def search(self, query: str, k: int = 5, tags: list[str] | None = None,
                groups: list[str] | None = None) -> list[SearchHit]:

@@ -137,6 +137,7 @@ def test_no_unsupported_claim_of_an_obeying_model_is_posted() -> None:
 class StubRetriever:
     def __init__(self, found: list[SearchHit]) -> None:
         self.found = found
+        self.glossary = None  # as a Retriever without a glossary file
 
     def search(self, query: str, k: int = 5, tags: list[str] | None = None,
                groups: list[str] | None = None) -> list[SearchHit]:
