@@ -277,7 +277,7 @@ class Burst:
     bare_ack_ms: list[float]  # the same burst to a bare aiohttp server that only answers 200, just before
     generator_cpu_ms: float = 0.0  # the load generator's own CPU time over the burst (load_burst.py)
     bare_generator_cpu_ms: float = 0.0  # ... over the burst to the bare server
-    server_cpu_ms: float = 0.0  # the server process's CPU time from the first request sent to the last ack
+    server_cpu_ms: float = 0.0  # the server's CPU time over the burst: from the generator's start to its exit
 
 
 def bench_burst(h: ServeHarness, n: int, preconnected: bool = False, settle_s: float = 3.0,
@@ -294,7 +294,9 @@ def bench_burst(h: ServeHarness, n: int, preconnected: bool = False, settle_s: f
     load = os.getloadavg()[0]
     cpu_before = h.server_cpu_ms()
     sent = h.burst(channels, texts, preconnected)
-    server_cpu = h.server_cpu_ms() - cpu_before  # includes the generator's start-up (~0.1 s), when the server idles
+    # From the generator's start (~0.1 s of Python start-up, the server idle) to its exit, a few ms after the last
+    # ack (the work the questions start may begin meanwhile): /proc's clock ticks, 10 ms each.
+    server_cpu = h.server_cpu_ms() - cpu_before
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline and any(not h.posts(s.channel, s.ts) for s in sent):
         time.sleep(0.2)
@@ -313,7 +315,7 @@ def render_bursts(bursts: list[Burst], command: str) -> str:
     lines = [f"`{command}` ({datetime.now(UTC):%Y-%m-%d %H:%M} UTC; {len(bursts)} bursts of {n} questions at once, "
              "medians over the bursts)", "",
              "| Burst | load avg (1 min) before | bare aiohttp server: ack median / p95 ms | navibot serve: ack median "
-             "ms | ack p95 ms | ack max ms | generator CPU ms (bare / navibot) | server CPU ms to the last ack | "
+             "ms | ack p95 ms | ack max ms | generator CPU ms (bare / navibot) | server CPU ms over the burst | "
              "acks not 200 | lost | answered twice | apologies | wall s |",
              "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for i, b in enumerate(bursts, start=1):

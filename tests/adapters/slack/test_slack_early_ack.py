@@ -11,7 +11,11 @@ import hashlib
 import hmac
 import json
 import logging
+import threading
 import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 from urllib.parse import urlencode
@@ -24,6 +28,11 @@ from slack_bolt.response import BoltResponse
 
 from adapters.slack.app import SlackApp, event_callback, events_handler
 from adapters.slack.settings import SlackSettings
+from bot.config.settings import Settings
+from bot.wiring.runtime import build_bot
+from tests.adapters.slack.test_slack import SECRET as HARNESS_SECRET
+from tests.adapters.slack.test_slack import Harness
+from tests.fakes.fake_slack import BOT_USER_ID, TEAM_ID, serve_http
 
 SECRET = "early-ack-secret"
 EVENT = json.dumps({"type": "event_callback", "team_id": "T0NAVI", "api_app_id": "A0NAVI", "event_id": "Ev0EARLY",
@@ -121,3 +130,38 @@ def test_only_a_plain_utf8_event_callback_takes_the_early_ack(content_type: str,
     assert event_callback(content_type, charset, raw) is None
     assert event_callback("application/json", None, EVENT.encode()) == EVENT
     assert event_callback("application/json", "UTF-8", EVENT.encode()) == EVENT
+
+
+@pytest.fixture(scope="module")
+def served(demo_store: Path) -> Iterator[Harness]:
+    """The real Bolt app behind aiohttp against the fake Slack Web API, as tests/adapters/slack/test_slack.py."""
+    folder = demo_store.parent
+    bot = build_bot(Settings(_env_file=None, data_dir=folder), demo_store,  # type: ignore[call-arg]
+                    folder / "early-ack-conversations.sqlite3")
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever, daemon=True)
+    thread.start()
+    app = asyncio.run_coroutine_threadsafe(serve_http(bot, HARNESS_SECRET), loop).result(30)
+    harness = Harness(loop, app.fake, app.slack, bot, app.url, app.session)
+    yield harness
+    harness.run(app.stop())
+    loop.call_soon_threadsafe(loop.stop)
+    thread.join(5)
+    bot.close()
+
+
+def test_an_event_acknowledged_just_before_a_shutdown_is_still_answered(served: Harness) -> None:
+    """The shutdown drain (bot/server/app.py drain_slack: until no Slack task is left) finds the acknowledged event
+    tracked from the ack on: Bolt's dispatch, then the question it starts, then the answer posted."""
+    async def drain_like_a_shutdown() -> None:
+        while served.slack.tasks:
+            await served.slack.drain(10)
+
+    channel = "C0DRAIN" + uuid.uuid4().hex[:4].upper()
+    ts = f"{int(time.time())}.{uuid.uuid4().int % 10**6:06d}"
+    status, _, _ = served.event({"type": "app_mention", "user": "U0ALICE", "text": f"<@{BOT_USER_ID}> Who can get WIC?",
+                                 "ts": ts, "channel": channel, "event_ts": ts, "team": TEAM_ID})
+    assert status == 200
+    served.run(drain_like_a_shutdown())
+    [answer] = served.fake.of("chat.postMessage", channel)  # posted by the time the drain ended, no later
+    assert answer.args.get("thread_ts") == ts
