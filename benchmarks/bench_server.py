@@ -43,6 +43,7 @@ import sqlite3
 import statistics
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -278,6 +279,7 @@ class Burst:
     generator_cpu_ms: float = 0.0  # the load generator's own CPU time over the burst (load_burst.py)
     bare_generator_cpu_ms: float = 0.0  # ... over the burst to the bare server
     server_cpu_ms: float = 0.0  # the server's CPU time over the burst: from the generator's start to its exit
+    unavailable: int = 0  # answers with the "AI model unavailable" notice (the turn's deadline spent waiting)
 
 
 def bench_burst(h: ServeHarness, n: int, preconnected: bool = False, settle_s: float = 3.0,
@@ -307,7 +309,76 @@ def bench_burst(h: ServeHarness, n: int, preconnected: bool = False, settle_s: f
     return Burst(n, load, [s.ack_ms for s in sent], sum(1 for s in sent if s.status != 200),
                  sum(1 for r in replies if not r), sum(1 for r in replies if len(r) > 1),
                  sum(1 for r in answered if TRACE.search(text_of(r))), wall, bare_ack, h.generator_cpu_ms, bare_cpu,
-                 server_cpu)
+                 server_cpu, sum(1 for r in answered if UNAVAILABLE in text_of(r)))
+
+
+@dataclass
+class TwoBursts:
+    """A burst that arrives while an earlier burst's answers are still being worked out: the acks of the second."""
+
+    n: int
+    after_s: float  # the second burst's start, seconds after the first's
+    load: float  # 1-minute load average just before the first burst
+    ack_ms: list[float]  # the second burst's
+    first_ack_ms: list[float]
+    bad_acks: int  # over both bursts
+    lost: int
+    duplicated: int
+    second_wall_s: float  # the second burst's first event sent -> its last answer posted
+    wall_s: float  # the first burst's first event sent -> the last answer of either
+    unavailable: int = 0  # answers with the "AI model unavailable" notice (the turn's deadline spent waiting)
+
+
+def bench_two_bursts(h: ServeHarness, n: int, after_s: float, settle_s: float = 3.0,
+                     timeout: float = 300.0) -> TwoBursts:
+    """`n` questions at once, then `n` more `after_s` seconds later, while the first burst's answers are still being
+    computed (the turn threads busy with CPU work); each burst from its own load_burst.py process. Every thread of
+    both bursts must get exactly one answer."""
+    texts = [QUESTIONS[i % len(QUESTIONS)] for i in range(n)]
+    first_channels, second_channels = [channel_id() for _ in range(n)], [channel_id() for _ in range(n)]
+    load = os.getloadavg()[0]
+    first: list[Sent] = []
+    sender = threading.Thread(target=lambda: first.extend(h.burst(first_channels, texts)))
+    started = time.monotonic()
+    sender.start()
+    time.sleep(max(0.0, started + after_s - time.monotonic()))
+    second = h.burst(second_channels, texts)
+    sender.join()
+    sent = first + second
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and any(not h.posts(s.channel, s.ts) for s in sent):
+        time.sleep(0.2)
+    time.sleep(settle_s)  # a second answer to the same question would come right after the first
+    replies = [h.posts(s.channel, s.ts) for s in sent]
+    answered = [r[0] for r in replies if r]
+    second_answered = [r[0] for r in replies[n:] if r]
+    nan = float("nan")
+    return TwoBursts(n, after_s, load, [s.ack_ms for s in second], [s.ack_ms for s in first],
+                     sum(1 for s in sent if s.status != 200), sum(1 for r in replies if not r),
+                     sum(1 for r in replies if len(r) > 1),
+                     max(p.at for p in second_answered) - min(s.sent_at for s in second) if second_answered else nan,
+                     max(p.at for p in answered) - min(s.sent_at for s in sent) if answered else nan,
+                     sum(1 for p in answered if UNAVAILABLE in text_of(p)))
+
+
+def render_two_bursts(runs: list[TwoBursts], command: str) -> str:
+    n, after = runs[0].n, runs[0].after_s
+    lines = [f"`{command}` ({datetime.now(UTC):%Y-%m-%d %H:%M} UTC; {len(runs)} runs of {n} questions at once, then "
+             f"{n} more {after:.1f} s later; medians over the runs)", "",
+             "| Run | load avg (1 min) before | 1st burst ack p95 ms | 2nd burst: ack median ms | ack p95 ms "
+             "| ack max ms | acks not 200 | lost | twice | 2nd burst sent -> last answer s | all answered s "
+             "| model-unavailable notices |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for i, r in enumerate(runs, start=1):
+        lines.append(f"| {i} | {r.load:.2f} | {p95(r.first_ack_ms):.1f} | {med(r.ack_ms):.1f} | {p95(r.ack_ms):.1f} | "
+                     f"{max(r.ack_ms):.1f} | {r.bad_acks} | {r.lost} | {r.duplicated} | {r.second_wall_s:.1f} | "
+                     f"{r.wall_s:.1f} | {r.unavailable} |")
+    lines.append(f"| **median** | {med([r.load for r in runs]):.2f} | {med([p95(r.first_ack_ms) for r in runs]):.1f} | "
+                 f"{med([med(r.ack_ms) for r in runs]):.1f} | **{med([p95(r.ack_ms) for r in runs]):.1f}** | "
+                 f"{med([max(r.ack_ms) for r in runs]):.1f} | {sum(r.bad_acks for r in runs)} | "
+                 f"{sum(r.lost for r in runs)} | {sum(r.duplicated for r in runs)} | "
+                 f"{med([r.second_wall_s for r in runs]):.1f} | {med([r.wall_s for r in runs]):.1f} | "
+                 f"{sum(r.unavailable for r in runs)} |")
+    return "\n".join(lines) + "\n"
 
 
 def render_bursts(bursts: list[Burst], command: str) -> str:
@@ -316,13 +387,13 @@ def render_bursts(bursts: list[Burst], command: str) -> str:
              "medians over the bursts)", "",
              "| Burst | load avg (1 min) before | bare aiohttp server: ack median / p95 ms | navibot serve: ack median "
              "ms | ack p95 ms | ack max ms | generator CPU ms (bare / navibot) | server CPU ms over the burst | "
-             "acks not 200 | lost | answered twice | apologies | wall s |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+             "acks not 200 | lost | answered twice | apologies | model-unavailable notices | wall s |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for i, b in enumerate(bursts, start=1):
         lines.append(f"| {i} | {b.load:.2f} | {med(b.bare_ack_ms):.1f} / {p95(b.bare_ack_ms):.1f} | "
                      f"{med(b.ack_ms):.1f} | {p95(b.ack_ms):.1f} | {max(b.ack_ms):.1f} | "
                      f"{b.bare_generator_cpu_ms:.0f} / {b.generator_cpu_ms:.0f} | {b.server_cpu_ms:.0f} | "
-                     f"{b.bad_acks} | {b.lost} | {b.duplicated} | {b.apologies} | {b.wall_s:.1f} |")
+                     f"{b.bad_acks} | {b.lost} | {b.duplicated} | {b.apologies} | {b.unavailable} | {b.wall_s:.1f} |")
     lines.append(f"| **median** | {med([b.load for b in bursts]):.2f} | {med([med(b.bare_ack_ms) for b in bursts]):.1f}"
                  f" / {med([p95(b.bare_ack_ms) for b in bursts]):.1f} | {med([med(b.ack_ms) for b in bursts]):.1f} | "
                  f"**{med([p95(b.ack_ms) for b in bursts]):.1f}** | {med([max(b.ack_ms) for b in bursts]):.1f} | "
@@ -330,7 +401,7 @@ def render_bursts(bursts: list[Burst], command: str) -> str:
                  f"{med([b.generator_cpu_ms for b in bursts]):.0f} | {med([b.server_cpu_ms for b in bursts]):.0f} | "
                  f"{sum(b.bad_acks for b in bursts)} | {sum(b.lost for b in bursts)} | "
                  f"{sum(b.duplicated for b in bursts)} | {sum(b.apologies for b in bursts)} | "
-                 f"{med([b.wall_s for b in bursts]):.1f} |")
+                 f"{sum(b.unavailable for b in bursts)} | {med([b.wall_s for b in bursts]):.1f} |")
     return "\n".join(lines) + "\n"
 
 
@@ -338,20 +409,30 @@ def main_burst(args: argparse.Namespace) -> int:
     """--at-once N: only the bursts (no storm, hang or locked store); prints a table, writes nothing."""
     command = "python benchmarks/bench_server.py " + " ".join(sys.argv[1:])
     with tempfile.TemporaryDirectory(prefix="navibot-bench-burst-") as tmp:
-        harness = ServeHarness(args.keep or Path(tmp), command=args.command)
-        print(f"starting navibot {args.command} ...", file=sys.stderr, flush=True)
+        extra = dict(pair.split("=", 1) for pair in args.server_env)
+        harness = ServeHarness(args.keep or Path(tmp), command=args.command, extra_env=extra)
+        print(f"starting navibot {args.command} {extra or ''}...", file=sys.stderr, flush=True)
         harness.start()
         try:
             for warm in range(2):  # lazy imports and connection set-up: not counted
                 one_turn(harness, channel_id(), QUESTIONS[warm], None, 1)
-            bursts = []
-            for i in range(args.repeat):
+            bursts, runs = [], []
+            for i in range(args.repeat if args.second_burst_after is not None else 0):
+                print(f"run {i + 1}/{args.repeat}: {args.at_once} at once, {args.at_once} more "
+                      f"{args.second_burst_after:.1f} s later ...", file=sys.stderr, flush=True)
+                runs.append(bench_two_bursts(harness, args.at_once, args.second_burst_after))
+                print(f"  2nd burst ack p95 {p95(runs[-1].ack_ms):.1f} ms", file=sys.stderr, flush=True)
+                time.sleep(1.0)
+            for i in range(args.repeat if args.second_burst_after is None else 0):
                 print(f"burst {i + 1}/{args.repeat}: {args.at_once} questions at once ...", file=sys.stderr,
                       flush=True)
                 bursts.append(bench_burst(harness, args.at_once, args.preconnected))
                 print(f"  ack p95 {p95(bursts[-1].ack_ms):.1f} ms", file=sys.stderr, flush=True)
         finally:
             code = harness.stop()
+    if runs:
+        print(render_two_bursts(runs, command) + f"\nServer exit code after SIGTERM: {code}")
+        return 0 if all(r.lost == r.duplicated == r.bad_acks == 0 for r in runs) and code == 0 else 1
     print(render_bursts(bursts, command) + f"\nServer exit code after SIGTERM: {code}")
     return 0 if all(b.lost == b.duplicated == b.bad_acks == 0 for b in bursts) and code == 0 else 1
 
@@ -683,6 +764,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=3, help="bursts with --at-once (default 3)")
     parser.add_argument("--preconnected", action="store_true",
                         help="with --at-once: the connections are opened first, untimed (benchmarks/load_burst.py)")
+    parser.add_argument("--second-burst-after", type=float, metavar="S",
+                        help="with --at-once: a second burst of N, S seconds after the first (its answers still "
+                             "being worked out): the second burst's acks, and lost/duplicated over both")
+    parser.add_argument("--server-env", action="append", default=[], metavar="NAME=VALUE",
+                        help="with --at-once: a setting for the server (e.g. NAVIBOT_COMPUTE_SLOTS=0), repeatable")
     args = parser.parse_args(argv)
     if args.at_once:
         return main_burst(args)
