@@ -18,6 +18,7 @@ from typing import Literal, Protocol
 
 from rag.answer.answerer import Answerer, AnswerRequest, StreamingAnswerer
 from rag.answer.budget import current_budget, note_fallback, turn_budget
+from rag.answer.compute_gate import ComputeGate, waiting_on_model
 from rag.answer.evidence import evidence
 from rag.answer.moods import Mood
 from rag.answer.progress import CHECKING, AnswerProgress, searching, writing
@@ -62,7 +63,8 @@ def no_answer_text(closest: list[str]) -> str:
 class Engine:
     def __init__(self, retriever: Retriever, rewriter: Rewriter, answerer: Answerer, top_k: int = 5,
                  reranker: Reranker | None = None, rerank_candidates: int = 30,
-                 turn_deadline_seconds: float | None = None, redact: Callable[[str], str] | None = None) -> None:
+                 turn_deadline_seconds: float | None = None, redact: Callable[[str], str] | None = None,
+                 compute_slots: int | None = None) -> None:
         self.retriever = retriever
         self.rewriter = rewriter
         self.answerer = answerer
@@ -71,6 +73,9 @@ class Engine:
         self.rerank_candidates = rerank_candidates
         self.turn_deadline_seconds = turn_deadline_seconds
         self.redact = redact
+        # At most `compute_slots` turns in their CPU stages at once (rag/answer/compute_gate.py): the rest wait
+        # without holding the GIL, so the server's event loop keeps acknowledging requests; model waits overlap.
+        self.gate = ComputeGate(compute_slots)
 
     def _outbound(self, question: str, history: Sequence[Exchange]) -> tuple[str, list[Exchange]]:
         """The question and history as they may leave the process (redacted when `redact` is set)."""
@@ -83,7 +88,8 @@ class Engine:
                              tags: list[str] | None = None, groups: list[str] | None = None,
                              timings: dict[str, float] | None = None) -> tuple[Rewrite, list[SearchHit]]:
         question, history = self._outbound(question, history)
-        return self._rewrite_and_retrieve(question, history, k, tags, groups, timings)
+        with self.gate.held():
+            return self._rewrite_and_retrieve(question, history, k, tags, groups, timings)
 
     def _rewrite_and_retrieve(self, question: str, history: list[Exchange], k: int | None,
                               tags: list[str] | None, groups: list[str] | None,
@@ -127,8 +133,9 @@ class Engine:
         with turn_budget(self.turn_deadline_seconds) as budget:
             if progress is not None:
                 _report(progress.status, searching(question))
-            rewrite, hits = self._rewrite_and_retrieve(question, history, None, tags, groups, timings)
-            outcome = self._compose(question, history, rewrite, hits, mood, timings, progress)
+            with self.gate.held():  # the model calls inside give the slot up while they wait
+                rewrite, hits = self._rewrite_and_retrieve(question, history, None, tags, groups, timings)
+                outcome = self._compose(question, history, rewrite, hits, mood, timings, progress)
         outcome.fallbacks = list(budget.fallbacks)
         timings["total"] = (time.perf_counter() - started) * 1000
         return outcome
@@ -140,7 +147,8 @@ class Engine:
         question, history = self._outbound(question, history)
         if self.redact is not None:
             rewrite = replace(rewrite, standalone=self.redact(rewrite.standalone), context=self.redact(rewrite.context))
-        return self._compose(question, history, rewrite, hits, mood, timings)
+        with self.gate.held():
+            return self._compose(question, history, rewrite, hits, mood, timings)
 
     def _compose(self, question: str, history: Sequence[Exchange], rewrite: Rewrite, hits: list[SearchHit],
                  mood: Mood, timings: dict[str, float] | None, progress: AnswerProgress | None = None) -> Outcome:
@@ -185,7 +193,11 @@ class Engine:
         pieces = iter(stream.pieces)
         deadline = current_budget().deadline  # the HTTP timeout bounds each read of a stream, not the whole of it
         try:
-            for piece in pieces:
+            while True:
+                with waiting_on_model():  # the next piece of the stream: a wait on the model, not CPU work
+                    piece = next(pieces, None)
+                if piece is None:
+                    break
                 if shown := rail.feed(piece):
                     _report(progress.sentence, shown)
                 if rail.state is not RailState.STREAMING:

@@ -55,6 +55,13 @@ class Settings(ProviderSettings, MongoSettings, ServerSettings, AdminSettings):
         description="Questions offered as prompts in Slack's assistant pane and as Teams prompt starters, separated "
                     "by | (e.g. \"Can college students get SNAP? | How do I report a change?\"). Empty: questions "
                     "about the knowledge base's own topics (its public documents' titles).")
+    compute_slots: int = Field(
+        default=2, ge=0, le=64,
+        description="Answers that do their CPU work (search in the embedded store, the extractive answer, the "
+                    "citation check) at the same moment; the rest wait, without slowing the server's "
+                    "acknowledgements of new Slack and Teams requests. A turn waiting on a hosted model gives its "
+                    "slot up, so model calls still overlap. 0: no limit. Not applied with NAVIBOT_STORE=mongodb "
+                    "(its searches wait on the network).")
 
     @field_validator("suggested_questions", mode="before")
     @classmethod

@@ -74,12 +74,15 @@ def build_engine(core: Core) -> Engine:
     return Engine(core.retriever, make_rewriter(settings, titles), answerer,
                   top_k=settings.top_k, reranker=make_reranker(settings),
                   rerank_candidates=settings.rerank_candidates, turn_deadline_seconds=settings.turn_deadline_seconds,
-                  redact=redact if settings.redact_outbound else None)
+                  redact=redact if settings.redact_outbound else None,
+                  compute_slots=settings.compute_slots if settings.store == "sqlite" else None)
 
 
 log = logging.getLogger(__name__)
 
 TURN_THREADS = 16  # answers worked out at once per process; more wait their turn (they mostly wait on models)
+# ... of which NAVIBOT_COMPUTE_SLOTS at once in their CPU stages (rag/answer/compute_gate.py): the GIL stays free
+# enough for the event loop to acknowledge new requests while a burst is being answered.
 
 
 FIRST_SIGN_WAIT_SECONDS = 0.3  # the most a question waits for its first progress report to reach Slack/Teams

@@ -20,6 +20,7 @@ from enum import Enum
 from urllib.parse import urlsplit
 
 from rag.answer.budget import Deadline, current_budget
+from rag.answer.compute_gate import waiting_on_model
 
 log = logging.getLogger(__name__)
 
@@ -113,7 +114,8 @@ class Failover[C]:
                 causes.append("the turn's deadline passed (no time left for this call)")
                 break
             try:
-                return fn(endpoint.client, timeout)
+                with waiting_on_model():  # the turn's compute slot goes to another turn while this one waits
+                    return fn(endpoint.client, timeout)
             except BadReply as exc:
                 cause = f"unusable reply ({exc})"
             except Exception as exc:  # classified: anything unknown tries the next endpoint
