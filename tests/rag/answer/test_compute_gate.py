@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
 
 from bot.wiring.runtime import Core
-from rag.answer.answerer import AnswerRequest
+from rag.answer.answerer import AnswerRequest, DraftStream
 from rag.answer.compute_gate import ComputeGate, waiting_on_model
 from rag.answer.extractive import ExtractiveAnswerer
 from rag.answer.moods import MoodBook
@@ -165,3 +165,42 @@ def test_nested_holds_and_waits_take_and_give_one_slot() -> None:
     assert done == ["ok"] * 4
     with waiting_on_model():  # outside a turn: nothing to give up
         run()
+
+
+class StreamingModel:
+    """Streams its answer piece by piece; while each piece is being "written", checks whether another turn could
+    take the engine's only compute slot."""
+
+    def __init__(self, engine_gate: Callable[[], ComputeGate]) -> None:
+        self.gate = engine_gate
+        self.slot_free_while_writing: list[bool] = []
+
+    def answer(self, request: AnswerRequest) -> Draft:
+        raise AssertionError("the streamed path is expected")
+
+    def stream(self, request: AnswerRequest) -> DraftStream:
+        def pieces() -> Iterator[str]:
+            for piece in ["Most students ", "need an exemption ", "[1]."]:
+                semaphore = self.gate()._semaphore
+                assert semaphore is not None
+                free = semaphore.acquire(blocking=False)
+                if free:
+                    semaphore.release()
+                self.slot_free_while_writing.append(free)
+                yield piece
+        return DraftStream(pieces=pieces())
+
+
+class Shown:
+    def status(self, words: str) -> None:
+        pass
+
+    def sentence(self, text: str) -> None:
+        pass
+
+
+def test_a_turn_reading_its_streamed_answer_leaves_the_slot_to_others(demo: Core) -> None:
+    model = StreamingModel(lambda: engine.gate)
+    engine = Engine(demo.retriever, HeuristicRewriter(), model, compute_slots=1)
+    engine.answer("Can college students get SNAP?", [], MoodBook().resolve(None), progress=Shown())
+    assert model.slot_free_while_writing == [True, True, True]
