@@ -17,7 +17,8 @@ def hit(text: str) -> SearchHit:
 
 
 LOST_BENEFITS = [hit("The State agency shall restore any lost benefits to a household. Lost benefits are "
-                     "benefits a household should have received but did not, because of an error by the agency, for up to twelve months.")]
+                     "benefits a household should have received but did not, because of an error by the agency, "
+                     "for up to twelve months.")]
 
 
 def glossary(tmp_path: Path, entries: str) -> Glossary:
