@@ -17,6 +17,7 @@ from rag.cite.rail import Citation, Draft, check, link_to_quote
 from rag.documents import BlockKind, Chunk, SearchHit, SubChunk
 from rag.engine import Engine
 from rag.search.embedding import WordLlamaEmbedder
+from rag.search.glossary import Glossary
 
 URL = "https://www.fns.usda.gov/snap/students"
 EXEMPT = "A student enrolled at least half-time can still get SNAP if one of these applies:"
@@ -187,7 +188,7 @@ class StubRetriever:
     def __init__(self, hits: list[SearchHit]) -> None:
         self.hits = hits
         self.queries: list[str] = []
-        self.glossary = None  # as a Retriever without a glossary file
+        self.glossary: Glossary | None = None  # as a Retriever without a glossary file
 
     def search(self, query: str, k: int = 5, tags: list[str] | None = None,
                groups: list[str] | None = None) -> list[SearchHit]:

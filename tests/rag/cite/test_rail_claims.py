@@ -15,6 +15,7 @@ from rag.cite.claims import claims, unsupported_claims
 from rag.cite.rail import Draft, check, unsupported_in_sentence
 from rag.documents import Chunk, SearchHit, SubChunk
 from rag.engine import Engine
+from rag.search.glossary import Glossary
 
 HOTLINE = "To apply, call the SNAP hotline at 1-800-221-5689 or visit https://www.fns.usda.gov/snap/apply."
 LIMIT = "The gross monthly income limit for a household of 3 is $2,694 (130 percent of poverty), as of October 1, 2025."
@@ -137,7 +138,7 @@ def test_no_unsupported_claim_of_an_obeying_model_is_posted() -> None:
 class StubRetriever:
     def __init__(self, found: list[SearchHit]) -> None:
         self.found = found
-        self.glossary = None  # as a Retriever without a glossary file
+        self.glossary: Glossary | None = None  # as a Retriever without a glossary file
 
     def search(self, query: str, k: int = 5, tags: list[str] | None = None,
                groups: list[str] | None = None) -> list[SearchHit]:
