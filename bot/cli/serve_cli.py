@@ -156,7 +156,7 @@ def cmd_teams(args: argparse.Namespace, settings: Settings) -> int:
 
 def serve(plan: ServerPlan, settings: Settings, store: Path | None) -> int:
     """Check everything that needs no network, build the bot, and run the server until SIGTERM or Ctrl-C."""
-    from bot.server.app import build_server_app, choose_platforms, event_loop_factory, run
+    from bot.server.app import build_server_app, choose_platforms, event_loop_factory, freeze_startup_objects, run
     from bot.wiring.open_stores import store_description
     from bot.wiring.runtime import build_bot
 
@@ -168,6 +168,7 @@ def serve(plan: ServerPlan, settings: Settings, store: Path | None) -> int:
     try:
         bot.warn_if_empty(store_description(settings, store))  # for every platform (the adapters only see a ChatBot)
         app = build_server_app(bot, settings, plan.slack, plan.teams, platforms, plan.command)
+        freeze_startup_objects()
         asyncio.run(run(app, plan.host, plan.port), loop_factory=event_loop_factory())
     finally:
         bot.close()  # turn threads finish and save before the stores close
