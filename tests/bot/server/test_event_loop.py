@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -15,19 +16,24 @@ import bot.server.app as server_app
 from bot.cli.main import main
 
 
-def serve_on_which_loop(monkeypatch: pytest.MonkeyPatch) -> list[type]:
-    """Runs `navibot serve` (Teams in local anonymous mode) with the server's life replaced by a look at its loop."""
-    seen: list[type] = []
+def serve_without_listening(monkeypatch: pytest.MonkeyPatch, look: Callable[[], None]) -> None:
+    """Runs `navibot serve` (Teams in local anonymous mode) up to the moment it would listen, where `look` is called
+    on the server's event loop instead of serving."""
 
-    async def look(*_: Any, **__: Any) -> None:
-        seen.append(type(asyncio.get_running_loop()))
+    async def instead_of_serving(*_: Any, **__: Any) -> None:
+        look()
 
-    monkeypatch.setattr(server_app, "run", look)
+    monkeypatch.setattr(server_app, "run", instead_of_serving)
     for name in [n for n in os.environ if n.startswith(("SLACK_", "NAVIBOT_TEAMS_"))]:
         monkeypatch.delenv(name)
     monkeypatch.setenv("NAVIBOT_TEAMS_ALLOW_ANONYMOUS", "true")
     monkeypatch.setenv("NAVIBOT_LOG_FORMAT", "text")
     assert main(["serve", "--host", "127.0.0.1", "--port", "0"]) == 0
+
+
+def serve_on_which_loop(monkeypatch: pytest.MonkeyPatch) -> list[type]:
+    seen: list[type] = []
+    serve_without_listening(monkeypatch, lambda: seen.append(type(asyncio.get_running_loop())))
     return seen
 
 

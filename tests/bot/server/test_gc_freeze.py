@@ -5,15 +5,13 @@ thread stopped, the acks included, when they are walked)."""
 from __future__ import annotations
 
 import gc
-import os
 import time
 from collections.abc import Iterator
-from typing import Any
 
 import pytest
 
 import bot.server.app as server_app
-from bot.cli.main import main
+from tests.bot.server.test_event_loop import serve_without_listening
 
 
 @pytest.fixture(autouse=True)
@@ -25,16 +23,7 @@ def unfrozen() -> Iterator[None]:
 
 def test_serve_freezes_the_start_up_objects_before_it_listens(monkeypatch: pytest.MonkeyPatch) -> None:
     frozen_when_listening: list[int] = []
-
-    async def listen(*_: Any, **__: Any) -> None:
-        frozen_when_listening.append(gc.get_freeze_count())
-
-    monkeypatch.setattr(server_app, "run", listen)
-    for name in [n for n in os.environ if n.startswith(("SLACK_", "NAVIBOT_TEAMS_"))]:
-        monkeypatch.delenv(name)
-    monkeypatch.setenv("NAVIBOT_TEAMS_ALLOW_ANONYMOUS", "true")
-    monkeypatch.setenv("NAVIBOT_LOG_FORMAT", "text")
-    assert main(["serve", "--host", "127.0.0.1", "--port", "0"]) == 0
+    serve_without_listening(monkeypatch, lambda: frozen_when_listening.append(gc.get_freeze_count()))
     assert frozen_when_listening and frozen_when_listening[0] > 10_000
 
 
