@@ -29,10 +29,17 @@ def test_serve_freezes_the_start_up_objects_before_it_listens(monkeypatch: pytes
 
 def test_a_full_collection_skips_frozen_objects() -> None:
     kept = [{"word": str(i), "vector": [i, i + 1]} for i in range(200_000)]  # like a model's vocabulary
-    started = time.perf_counter()
-    gc.collect()
-    walked = time.perf_counter() - started
+    walked = collection_seconds()
     assert server_app.freeze_startup_objects() >= len(kept)
-    started = time.perf_counter()
-    gc.collect()
-    assert time.perf_counter() - started < walked / 2
+    assert len(gc.get_objects()) < len(kept)  # the collector no longer sees them
+    assert collection_seconds() < walked / 2
+
+
+def collection_seconds() -> float:
+    """The fastest of three full collections: a busy machine only ever makes one slower."""
+    times = []
+    for _ in range(3):
+        started = time.perf_counter()
+        gc.collect()
+        times.append(time.perf_counter() - started)
+    return min(times)
