@@ -159,3 +159,33 @@ def test_the_snap_groups_use_the_regulations_own_words(bundled: dict[str, dict[s
               for phrase, terms in entries.items() if phrase not in OUTSIDE_273
               and not any(f" {_key(t)} " in text or f" {_key(t)}s " in text for t in terms)]
     assert unused == []
+
+
+# Navigators' own words for the rule a PARAGRAPH states (its run-in heading: "(d) Regaining eligibility.",
+# "(n) Treasury's Offset Programs"), so that the paragraph, not only its section, ranks first.
+@pytest.mark.parametrize(("question", "expected"), [
+    ("she used up her 3 months, can she get back on snap", ["countable months", "regain eligibility"]),
+    ("can he get an extra 3 months?", ["additional three-month eligibility"]),
+    ("will the state take his tax refund", ["Treasury's Offset Program"]),
+    ("does she have to pay it back if it was the worker's mistake", ["claim", "repayment"]),
+    ("can they take it out of her benefits", ["allotment reduction"]),
+    ("she missed a payment on the claim", ["determining delinquency"]),
+    ("he wants to work off the overpayment", ["public service"]),
+    ("how much savings can a family of 3 have", ["maximum allowable financial resources"]),
+    ("the gift card money was mixed with savings", ["commingled"]),
+    ("she turned in the application friday", ["filing an application", "filing date"]),
+    ("the pay stub and the employer letter don't match", ["discrepancies"]),
+    ("21 year old living with her parents", ["required household combinations", "under 22 years of age"]),
+    ("her daughter can use her card", ["authorized representative"]),
+    ("does the 7 days for emergency snap count weekends", ["seventh calendar day"]),
+    ("he missed E&T twice, is this his second sanction", ["failure to comply", "second occurrence"]),
+    ("client won't name the father", ["cooperation with the State Child Support Agency"]),
+    ("benefits stopped without notice", ["termination", "exemptions from notice"]),
+    ("how do they file an appeal and can she see the case file", ["request for hearing", "examine the case file"]),
+    ("she missed the hearing", ["denial or dismissal of request for hearing"]),
+    ("he took a plea deal", ["deferred adjudication"]),
+    ("what do they have to report", ["household responsibility to report"]),
+])
+def test_navigators_words_reach_the_paragraph_rule(glossary: Glossary, question: str, expected: list[str]) -> None:
+    terms = glossary.expand(question).terms
+    assert all(term in terms for term in expected), (question, terms)
