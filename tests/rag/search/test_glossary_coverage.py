@@ -185,7 +185,19 @@ def test_the_snap_groups_use_the_regulations_own_words(bundled: dict[str, dict[s
     ("she missed the hearing", ["denial or dismissal of request for hearing"]),
     ("he took a plea deal", ["deferred adjudication"]),
     ("what do they have to report", ["household responsibility to report"]),
+    ("can she dispute the overpayment", ["fair hearings and claims"]),
+    ("who has to pay the claim, her ex too?", ["responsible for paying a claim"]),
+    ("she is caring for her disabled mother", ["responsible for the care"]),
+    ("he lost his job last week, does he report it", ["change in the source of income"]),
+    ("a plumber's work tools", ["tools of a tradesman"]),
+    ("when is the recert deadline", ["timely application for recertification"]),
 ])
 def test_navigators_words_reach_the_paragraph_rule(glossary: Glossary, question: str, expected: list[str]) -> None:
     terms = glossary.expand(question).terms
     assert all(term in terms for term in expected), (question, terms)
+
+
+def test_a_longer_phrase_keeps_a_shorter_ones_meaning_out(glossary: Glossary) -> None:
+    # "over 60" means elderly; "over 60 days" is a processing delay (the longest phrase at a word wins).
+    terms = glossary.expand("the application has been pending over 60 days").terms
+    assert "delays beyond 60 days" in terms and "elderly" not in terms
