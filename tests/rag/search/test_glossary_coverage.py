@@ -191,6 +191,10 @@ def test_the_snap_groups_use_the_regulations_own_words(bundled: dict[str, dict[s
     ("he lost his job last week, does he report it", ["change in the source of income"]),
     ("a plumber's work tools", ["tools of a tradesman"]),
     ("when is the recert deadline", ["timely application for recertification"]),
+    ("she's no longer eligible, can she appeal", ["ineligible"]),
+    ("he's paid weekly", ["convert the income to a monthly amount"]),
+    ("she hid income from the worker", ["concealed or withheld facts"]),
+    ("will the claim be deducted from her benefits", ["allotment reduction"]),
 ])
 def test_navigators_words_reach_the_paragraph_rule(glossary: Glossary, question: str, expected: list[str]) -> None:
     terms = glossary.expand(question).terms
