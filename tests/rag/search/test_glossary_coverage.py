@@ -176,7 +176,7 @@ def test_the_snap_groups_use_the_regulations_own_words(bundled: dict[str, dict[s
     ("she turned in the application friday", ["filing an application", "filing date"]),
     ("the pay stub and the employer letter don't match", ["discrepancies"]),
     ("21 year old living with her parents", ["required household combinations", "under 22 years of age"]),
-    ("her daughter can use her card", ["authorized representative"]),
+    ("her neighbor wants to shop for her", ["authorized representative"]),
     ("does the 7 days for emergency snap count weekends", ["seventh calendar day"]),
     ("he missed E&T twice, is this his second sanction", ["failure to comply", "second occurrence"]),
     ("client won't name the father", ["cooperation with the State Child Support Agency"]),
@@ -205,3 +205,8 @@ def test_a_longer_phrase_keeps_a_shorter_ones_meaning_out(glossary: Glossary) ->
     # "over 60" means elderly; "over 60 days" is a processing delay (the longest phrase at a word wins).
     terms = glossary.expand("the application has been pending over 60 days").terms
     assert "delays beyond 60 days" in terms and "elderly" not in terms
+
+
+def test_a_client_using_her_own_card_is_no_authorized_representative(glossary: Glossary) -> None:
+    # "use her card" is someone else shopping for her OR her buying something: two meanings, so no entry.
+    assert "authorized representative" not in glossary.expand("can he use his EBT card at the farmers market").terms
