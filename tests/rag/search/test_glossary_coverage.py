@@ -195,6 +195,8 @@ def test_the_snap_groups_use_the_regulations_own_words(bundled: dict[str, dict[s
     ("he's paid weekly", ["convert the income to a monthly amount"]),
     ("she hid income from the worker", ["concealed or withheld facts"]),
     ("will the claim be deducted from her benefits", ["allotment reduction"]),
+    ("what's the verification deadline", ["at least 10 days to provide required verification"]),
+    ("she has an old OI from 2022", ["overissuance"]),
 ])
 def test_navigators_words_reach_the_paragraph_rule(glossary: Glossary, question: str, expected: list[str]) -> None:
     terms = glossary.expand(question).terms
@@ -210,3 +212,8 @@ def test_a_longer_phrase_keeps_a_shorter_ones_meaning_out(glossary: Glossary) ->
 def test_a_client_using_her_own_card_is_no_authorized_representative(glossary: Glossary) -> None:
     # "use her card" is someone else shopping for her OR her buying something: two meanings, so no entry.
     assert "authorized representative" not in glossary.expand("can he use his card at the farmers market").terms
+
+
+def test_acronyms_other_programs_use_otherwise_are_left_out(glossary: Glossary) -> None:
+    # SAR is also the FAFSA's Student Aid Report: not mapped to SNAP's semiannual report.
+    assert "semiannual reporting" not in glossary.expand("how do I get my SAR after the FAFSA").terms
