@@ -98,6 +98,11 @@ class Engine:
         timings = {} if timings is None else timings
         started = time.perf_counter()
         rewrite = self.rewriter.rewrite(question, history)
+        # Typos corrected as the search will read them, so "(understood as …)" shows what was searched (a stand-in
+        # retriever of a test may not correct: then the question stays as rewritten).
+        spelled = getattr(self.retriever, "spelled", None)
+        if spelled is not None and (standalone := spelled(rewrite.standalone)) != rewrite.standalone:
+            rewrite = replace(rewrite, standalone=standalone)
         timings["rewrite"] = (time.perf_counter() - started) * 1000
         k = k or self.top_k
         started = time.perf_counter()

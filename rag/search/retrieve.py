@@ -24,6 +24,7 @@ from rag.search.embedding import Embedder
 from rag.search.glossary import Expansion, Glossary
 from rag.search.legal_location import location
 from rag.search.sentences import SentenceEvidence
+from rag.search.spelling import Speller
 from rag.search.store import EmbeddingMismatch, Filters, KnowledgeStore
 
 log = logging.getLogger(__name__)
@@ -63,12 +64,23 @@ class Retriever:
     """Finds the section chunks that best match a question, with optional tag and group filters."""
 
     def __init__(self, store: KnowledgeStore, embedder: Embedder, candidates: int = 50, rrf_k: int = RRF_K,
-                 glossary: Glossary | None = None) -> None:
+                 glossary: Glossary | None = None, spelling: bool = True) -> None:
         self.store = store
         self.embedder = embedder
         self.candidates = candidates
         self.rrf_k = rrf_k
         self.glossary = glossary
+        # typos read as the closest words the store holds (rag/search/spelling.py); None: searched as typed
+        self.speller = Speller.of(store, glossary.entries if glossary is not None else None) if spelling else None
+
+    def spelled(self, text: str) -> str:
+        """`text` as it is searched: words the store has never seen corrected to the closest ones it holds."""
+        if self.speller is None:
+            return text
+        correction = self.speller.correct(text)
+        if correction:
+            log.debug("spelling: %s", ", ".join(f"{typed} -> {fixed}" for typed, fixed in correction.changes))
+        return correction.text
 
     def _embed(self, texts: list[str]) -> np.ndarray | None:
         """Query vectors for `texts` in one embedder call, or None when the embedder fails (lexical only)."""
@@ -96,7 +108,7 @@ class Retriever:
 
     def search(self, query: str, k: int = 5, tags: list[str] | None = None,
                groups: list[str] | None = None) -> list[SearchHit]:
-        query = query.strip()
+        query = self.spelled(query.strip())  # before both paths: the lexical and the vector search see the fix
         if not query:
             return []
         filters = Filters.of(tags, groups)

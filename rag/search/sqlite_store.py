@@ -569,6 +569,12 @@ class SQLiteKnowledgeStore:
         with self._lock:
             return dict(self._db.execute("SELECT term, df FROM vocabulary WHERE df > 0").fetchall())
 
+    def generation(self) -> tuple[int, int]:
+        """Changes whenever the file does (this store's writes or another process's): what is derived from the
+        store, such as the spelling lexicon (rag/search/spelling.py), is rebuilt only then. A few µs."""
+        with self._lock:
+            return self._db.execute("PRAGMA data_version").fetchone()[0], self._writes
+
     def close(self) -> None:
         with self._lock:
             self._db.close()
