@@ -13,8 +13,9 @@ from typing import Any
 import numpy as np
 import pytest
 
+from bot.cli.terminal import cli_turn, render
 from bot.config.settings import Settings
-from bot.wiring.runtime import Core, build_engine
+from bot.wiring.runtime import Core, build_bot, build_core, build_engine
 from rag.answer.moods import MoodBook
 from rag.ingest.chunking import Chunker
 from rag.ingest.ingestor import Ingestor
@@ -101,6 +102,22 @@ def test_understood_as_shows_what_was_searched(core: Core, tmp_path: Path) -> No
     assert outcome.standalone == "does a vehicle count as a resource?"
     # a question without typos is shown as asked (no "understood as" line)
     assert engine.rewrite_and_retrieve("does a vehicle count?", [])[0].standalone == "does a vehicle count?"
+
+
+def test_the_running_bot_shows_the_corrected_question(tmp_path: Path) -> None:
+    core = build_core(Settings(), tmp_path / "store.sqlite3")
+    try:
+        core.ingestor.ingest_paths([knowledge_base(tmp_path / "kb")])
+    finally:
+        core.close()
+    bot = build_bot(Settings(), tmp_path / "store.sqlite3")
+    try:
+        asked = "does a vehcile count as a resource?"
+        reply = bot.handler.handle(cli_turn("t-spelling", asked))
+    finally:
+        bot.close()
+    assert reply.standalone_question == "does a vehicle count as a resource?"
+    assert "(understood as: does a vehicle count as a resource?)" in render(reply, asked)
 
 
 def test_the_lexicon_is_rebuilt_only_when_the_store_changed(core: Core, tmp_path: Path) -> None:
