@@ -197,6 +197,11 @@ def test_the_snap_groups_use_the_regulations_own_words(bundled: dict[str, dict[s
     ("will the claim be deducted from her benefits", ["allotment reduction"]),
     ("what's the verification deadline", ["at least 10 days to provide required verification"]),
     ("she has an old OI from 2022", ["overissuance"]),
+    ("she didn't turn in the six month report", ["fails to file a complete report"]),
+    ("he won the lottery last week", ["substantial lottery or gambling winnings"]),
+    ("can she bring a friend to the hearing", ["attendance at hearing"]),
+    ("can she pay over time", ["installment payments"]),
+    ("he is no longer exempt from the ABAWD rule", ["loss of an exception"]),
 ])
 def test_navigators_words_reach_the_paragraph_rule(glossary: Glossary, question: str, expected: list[str]) -> None:
     terms = glossary.expand(question).terms
