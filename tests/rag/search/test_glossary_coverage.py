@@ -177,7 +177,7 @@ def test_the_snap_groups_use_the_regulations_own_words(bundled: dict[str, dict[s
     ("the pay stub and the employer letter don't match", ["discrepancies"]),
     ("21 year old living with her parents", ["required household combinations", "under 22 years of age"]),
     ("her neighbor wants to shop for her", ["authorized representative"]),
-    ("does the 7 days for emergency snap count weekends", ["seventh calendar day"]),
+    ("does she qualify for expedited", ["entitlement to expedited service"]),
     ("he missed E&T twice, is this his second sanction", ["failure to comply", "second occurrence"]),
     ("client won't name the father", ["cooperation with the State Child Support Agency"]),
     ("benefits stopped without notice", ["termination", "exemptions from notice"]),
@@ -222,3 +222,14 @@ def test_a_client_using_her_own_card_is_no_authorized_representative(glossary: G
 def test_acronyms_other_programs_use_otherwise_are_left_out(glossary: Glossary) -> None:
     # SAR is also the FAFSA's Student Aid Report: not mapped to SNAP's semiannual report.
     assert "semiannual reporting" not in glossary.expand("how do I get my SAR after the FAFSA").terms
+
+
+@pytest.mark.parametrize(("question", "unwanted"), [
+    ("does community service count toward his work hours", "public service"),  # a claim paid by public service
+    ("she is taking care of the paperwork today", "responsible for the care"),
+    ("he stopped paying rent in May", "delinquent"),
+    ("she reported it 7 days late", "seventh calendar day"),
+])
+def test_everyday_phrases_with_a_second_meaning_are_left_out(glossary: Glossary, question: str,
+                                                            unwanted: str) -> None:
+    assert unwanted not in glossary.expand(question).terms
