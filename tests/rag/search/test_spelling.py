@@ -209,6 +209,13 @@ def test_the_rest_of_the_text_is_kept_exactly(lexicon: Lexicon) -> None:
     assert lexicon.correct(text).text == "Client's vehicle — is it excluded?\n(she receives SSI)"
 
 
+def test_a_long_text_has_only_its_first_unknown_words_looked_up(lexicon: Lexicon) -> None:
+    names = " ".join(f"zq{chr(97 + i)}xwv" for i in range(20))  # 20 unknown words, none near a known one
+    correction = lexicon.correct(f"vehcile {names} and her vehcile")
+    assert correction.changes == (("vehcile", "vehicle"),)  # the second one is past the first MAX_LOOKUPS
+    assert correction.text.startswith("vehicle zqaxwv") and correction.text.endswith("her vehcile")
+
+
 def test_speller_needs_a_store_with_a_vocabulary() -> None:
     assert Speller.of(object()) is None
 
