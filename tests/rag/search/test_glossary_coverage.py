@@ -202,6 +202,9 @@ def test_the_snap_groups_use_the_regulations_own_words(bundled: dict[str, dict[s
     ("can she bring a friend to the hearing", ["attendance at hearing"]),
     ("can she pay over time", ["installment payments"]),
     ("he is no longer exempt from the ABAWD rule", ["loss of an exception"]),
+    ("can the sisters apply separately", ["separate household"]),
+    ("how much can they have in the bank", ["maximum allowable financial resources"]),
+    ("how far back can the overpayment go", ["six years"]),
 ])
 def test_navigators_words_reach_the_paragraph_rule(glossary: Glossary, question: str, expected: list[str]) -> None:
     terms = glossary.expand(question).terms
