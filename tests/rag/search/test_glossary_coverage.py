@@ -236,3 +236,14 @@ def test_acronyms_other_programs_use_otherwise_are_left_out(glossary: Glossary) 
 def test_everyday_phrases_with_a_second_meaning_are_left_out(glossary: Glossary, question: str,
                                                             unwanted: str) -> None:
     assert unwanted not in glossary.expand(question).terms
+
+
+def test_every_phrase_with_an_apostrophe_also_matches_without_it(glossary: Glossary) -> None:
+    # Navigators type "cant", "doesnt", "wont", "clients fault": the matcher reads "can't" as "can t", so each
+    # such phrase needs its apostrophe-less twin.
+    data = tomllib.loads(bundled_path().read_text(encoding="utf-8"))
+    phrases = [phrase for entries in data.values() if isinstance(entries, dict) for phrase in entries]
+    missing = [phrase for phrase in phrases if "'" in phrase
+               and _key(phrase.replace("'", "")) not in glossary.entries]
+    assert missing == []
+    assert "unable to purchase and prepare meals" in glossary.expand("she cant cook for herself").terms
