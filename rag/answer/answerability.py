@@ -43,6 +43,26 @@ _NEEDS = (
          re.compile(r"\b(?:closest|nearest)\s+(?:\w+\s+){0,2}(?:office|pantry|pantries|food bank|location|center|"
                     r"store|clinic|place)|\bnear me\b|\bnear \d{5}\b|\bdirections to\b|\baddress of\b", re.I),
          re.compile(r"\b\d{1,5} [A-Z][a-z]+ (?:St|Street|Ave|Avenue|Road|Rd|Blvd|Drive|Dr)\b|\b\d{5}(?:-\d{4})?\b")),
+    # An EBT card's logistics (a lost or stolen card, its PIN, its balance, the day benefits are loaded on it) are
+    # run under the issuance rules and the state's card vendor, not the eligibility rules, which mention the card
+    # without saying any of this; only a question in an EBT/SNAP context, so that a lost Social Security card is not
+    # read as one. A knowledge base with the state's card page (replacing a card, the issuance schedule) answers.
+    Need("EBT card logistics",
+         re.compile(r"^(?=.*\b(?:ebt|snap|food stamps?|benefits? card)\b)(?=.*(?:"
+                    r"\b(?:lost|stolen|stole|damaged|broken|skimmed|hacked|replace\w*|new|another)\s+"
+                    r"(?:(?:her|his|my|their|the|a|an)\s+)?(?:ebt\s+|snap\s+|benefits?\s+|food stamps?\s+)?card\b"
+                    r"|\bcards?\s+(?:was\s+|got\s+|is\s+|has been\s+)?(?:lost|stolen|damaged|skimmed|hacked|drained|"
+                    r"declined|blocked|locked)\b"
+                    r"|\bpin(?:\s+number)?\b"
+                    r"|\b(?:check|see|find out)\s+(?:\w+\s+){0,2}balance\b|\bbalance on\b"
+                    r"|\b(?:what|which)\s+(?:day|date)\b(?:\s+\w+){0,8}?\s+(?:loaded|deposited|deposit|load|added|"
+                    r"hits?|come in|comes in|go on|goes on|put on)\b"
+                    r"|\bwhen\s+(?:do|does|will|is)\b(?:\s+\w+){0,6}?\s+(?:get\s+|be\s+)?(?:loaded|deposited|"
+                    r"put on|added to)\b))", re.I | re.S),
+         re.compile(r"\breplace(?:ment)?\s+(?:\w+\s+){0,4}(?:ebt\s+)?cards?\b|\bcards?\s+(?:\w+\s+){0,4}replaced\b|"
+                    r"\bissuance (?:schedule|calendar)\b|\b(?:benefits|snap)\s+(?:are|is)\s+(?:deposited|loaded)\b|"
+                    r"\bbalance inquir|\bcheck (?:your|the|a|their) (?:\w+ )?balance\b|"
+                    r"\b(?:change|reset|choose|select) (?:your|a|the|their) PIN\b", re.I)),
     Need("a case lookup",
          # asked of the bot ("can you look up …"), not "how do I check on my case?", which a page may answer
          re.compile(r"\b(?:can|could|would|will|pls|please)\s+(?:you|u)\s+(?:please\s+)?(?:look ?up|check|find|"

@@ -30,6 +30,10 @@ SNAP_RULES = [hit("A SNAP household must apply at the SNAP office. SNAP benefits
     ("whats the gross income limit in dollars for FY2025", "2025 figure"),
     ("pregnant client asking how to sign up for WIC too", "asks about WIC"),
     ("does this client qualify for medicaid? shes 30", "asks about Medicaid"),
+    ("clients EBT card got stolen and someone drained it - how does she get a new card?", "EBT card logistics"),
+    ("what day of the month does snap get loaded on the ebt card in florida", "EBT card logistics"),
+    ("she forgot her EBT PIN, what does she do", "EBT card logistics"),
+    ("how can she check her snap balance", "EBT card logistics"),
 ])
 def test_questions_for_facts_the_sections_do_not_hold_have_no_evidence(question: str, why: str) -> None:
     reason = unanswerable_reason(question, SNAP_RULES)
@@ -44,6 +48,10 @@ def test_questions_for_facts_the_sections_do_not_hold_have_no_evidence(question:
     "can you check if students can get SNAP?",
     "client applied on the 20th, does she get a full month of snap this month?",  # no figure asked
     "is the income limit 130 percent of poverty?",
+    "what day will her expedited snap benefits be available",  # expedited service: the rules say when
+    "can her neighbor use her ebt card to buy food for her",  # an authorized representative
+    "can she get snap while waiting on her new green card",  # an immigration card, not the EBT card
+    "lost my social security card, how do I get a new card",  # no EBT context
 ])
 def test_questions_the_sections_may_answer_are_left_to_coverage(question: str) -> None:
     assert unanswerable_reason(question, SNAP_RULES) is None
@@ -59,6 +67,11 @@ def test_a_knowledge_base_that_holds_the_fact_still_answers() -> None:
     wic = [hit("WIC serves pregnant women. Apply for WIC at a WIC clinic.", title="WIC basics", headings=()),
            *SNAP_RULES[:2]]
     assert unanswerable_reason("how to sign up for WIC", wic) is None  # a best section is about WIC
+    card = [hit("To replace a lost or stolen EBT card, call the EBT customer service line. SNAP benefits are "
+                "deposited on the same day each month, set by the last digit of the case number.",
+                title="Your EBT card", headings=("Lost cards",))]
+    assert unanswerable_reason("client lost her EBT card, how does she get a new one", card) is None
+    assert unanswerable_reason("what day does snap get loaded on the ebt card", card) is None
 
 
 def test_an_earlier_turns_request_does_not_count_again_in_a_follow_up() -> None:
