@@ -150,14 +150,21 @@ stays refused):
 {calibrated}
 
 The default 0.35 is where both halves meet both targets (refused answerable <= 0.15, refused unanswerable
->= 0.80) with a margin on each: at 0.2 the answerable side has all the margin and the even half refuses only 0.75
-of its unanswerable questions; above 0.4 answerable questions are refused before one more unanswerable one is.
+>= 0.80) with a margin on each: at 0.2 the answerable side had all the margin and the even half refused only 0.75
+of its unanswerable questions (session 7); above 0.4 answerable questions are refused before one more
+unanswerable one is. Since session 8's card-logistics check (below), 0.2 also meets both targets on both halves
+(refused unanswerable 0.933, even half 0.875; answered answerable 0.981). 0.35 is kept: this set has only 15
+unanswerable questions, the card check was written knowing two of them, and an unanswerable question of a kind
+no check covers is refused by this threshold alone.
 Since the gate credits a navigator's glossary phrase as found where one of its policy terms is, the navigators'
 own words ("client", "yr", "bc") are what is left unmatched. On doc2dial (bench_answers section) 0.35 answers
-0.968 of in-domain questions (0.971 at 0.2) and refuses more other-domain ones. The unanswerable questions it
-still answers are EBT card logistics (a stolen card, the deposit day, what the card buys), whose words are all
-in the regulation; the answerability checks were written from the README's categories, so expect the hidden
-set to land lower than this dev set.
+0.968 of in-domain questions (0.971 at 0.2) and refuses more other-domain ones. Until session 8 the
+unanswerable questions it still answered were EBT card logistics (a stolen card, the day benefits are loaded),
+whose words are all in the regulation; since then the answerability checks hold a card-logistics check (a lost
+or stolen card, its PIN, its balance, the loading day, in an EBT/SNAP context, with no best section on replacing
+cards or the issuance schedule), which refuses both and matches no other question of this set or of doc2dial.
+All the checks were written from the categories the README and the issue name, and this set has only 15
+unanswerable questions: expect the hidden set to land lower than 1.000.
 
 ### What each change did (measured 2026-11-23 on this set, and on doc2dial with `navibot eval` as above)
 
@@ -264,6 +271,8 @@ set to land lower than this dev set.
   lost its list because a short lead-in was promoted. Not wired: the bot shows what the answer cites, and
   section R@3 (what a hosted model reads) is the same, so a navigator would not gain; the figure above is
   in-sample; MongoDB would need the same features.
+- Session 8, EBT card logistics in the answerability checks (`rag/answer/answerability.py`): refused unanswerable
+  0.867 -> 1.000 (odd 0.857 -> 1.000, even 0.875 -> 1.000); answerable questions, citations and doc2dial unchanged.
 
 Paragraph ranking variants measured over all candidate paragraphs (first turns, hit@3, odd / even qids):
 
