@@ -46,6 +46,9 @@ log = logging.getLogger(__name__)
 ENGLISH_WORDS = "frequency_dictionary_en_82_765.txt"
 
 MIN_LENGTH = 5  # words of 4 letters or fewer are left as typed
+# and so are words longer than this (English words stop near 22 letters): a pasted run of letters is no typo, and
+# trying every split of it would cost time quadratic in its length (a 100,000-letter "word" took minutes)
+MAX_LENGTH = 40
 LONG_WORD = 9  # from this length two edits are allowed, one below it
 MIN_STEM = 3  # shorter stems are never a correction
 MAX_LOOKUPS = 8  # unknown words looked up per text (~0.1-0.3 ms each on a large vocabulary)
@@ -267,7 +270,7 @@ def _shared_start(a: str, b: str) -> int:
 def _may_correct(typed: str) -> bool:
     """Long enough, and in lower case: a capital marks an acronym or a name (SNAP, Maria), and a navigator typing
     mid-call rarely capitalises the first word of a question either."""
-    return len(typed) >= MIN_LENGTH and typed.islower()
+    return MIN_LENGTH <= len(typed) <= MAX_LENGTH and typed.islower()
 
 
 class Speller:

@@ -216,6 +216,16 @@ def test_a_long_text_has_only_its_first_unknown_words_looked_up(lexicon: Lexicon
     assert correction.text.startswith("vehicle zqaxwv") and correction.text.endswith("her vehcile")
 
 
+def test_a_hostile_text_is_left_as_typed_in_bounded_time(lexicon: Lexicon) -> None:
+    """A pasted run of letters is no typo: a 100,000-letter word (every split of it tried, it took minutes) and
+    control, bidirectional and full-width characters come back as typed, the typo beside them corrected, at once."""
+    text = "vehcile \u0000\u202e " + "a" * 100_000 + " \uff56\uff45\uff48 🙂 " + "zq" * 30
+    started = time.perf_counter()
+    correction = lexicon.correct(text)
+    assert time.perf_counter() - started < 0.5
+    assert correction.changes == (("vehcile", "vehicle"),) and correction.text == "vehicle" + text[len("vehcile"):]
+
+
 def test_speller_needs_a_store_with_a_vocabulary() -> None:
     assert Speller.of(object()) is None
 
