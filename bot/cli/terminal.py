@@ -61,7 +61,9 @@ def ask(bot: Bot, question: str, mood: str | None, as_json: bool, out: TextIO | 
     """One question, its own thread (no history); exit 0 with an answer, 1 with a no-answer or an error."""
     out = sys.stdout if out is None else out  # looked up per call: a redirected stdout must see the answer
     reply = bot.handler.handle(cli_turn(f"ask-{uuid.uuid4().hex}", question), mood_override=mood)
-    print(json.dumps(reply.as_dict(), ensure_ascii=False, indent=2) if as_json else render(reply), file=out)
+    # asked: a question read otherwise than typed (a typo corrected) shows "(understood as …)", as in a chat
+    print(json.dumps(reply.as_dict(), ensure_ascii=False, indent=2) if as_json else render(reply, asked=question),
+          file=out)
     return 0 if reply.kind in (ReplyKind.ANSWER, ReplyKind.COMMAND) else 1
 
 

@@ -46,6 +46,15 @@ def one_line(err: str) -> str:
 
 # --- navibot ask --------------------------------------------------------------------------------------------------
 
+def test_ask_shows_a_mistyped_question_as_it_was_searched(demo_store: Path,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["ask", "Can colege studnets get SNAP?", "--store", str(demo_store)]) == 0
+    out = capsys.readouterr().out
+    assert "(understood as: Can college students get SNAP?)" in out
+    assert main(["ask", STUDENTS, "--store", str(demo_store)]) == 0
+    assert "understood as" not in capsys.readouterr().out  # typed as searched: nothing to show
+
+
 def test_ask_on_an_empty_store_loads_the_demo_knowledge_base_first(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["ask", STUDENTS]) == 0
     captured = capsys.readouterr()
