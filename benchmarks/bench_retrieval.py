@@ -132,10 +132,12 @@ def timed[T](fn: Callable[[], T]) -> tuple[float, T]:
 
 
 def warm_up(core: Core) -> None:
-    """Loads the embedding model before timing (WordLlama loads it lazily, once per process)."""
+    """What `navibot serve` does before it listens: loads the embedding model (WordLlama loads it lazily, once per
+    process) and builds the search's spelling lookup (rag/search/spelling.py)."""
     load = getattr(core.embedder, "warm_up", None)
     if load is not None:
         load()
+    core.retriever.warm_up()
 
 
 # -- synthetic documents ---------------------------------------------------------------------------------------

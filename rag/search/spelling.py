@@ -305,5 +305,10 @@ class Speller:
                 self._built = (generation, Lexicon(self._frequencies(), self._glossary))
             return self._built[1]
 
+    def warm_up(self) -> None:
+        """Build the lookup and read the English word list now (at start-up), not at the first question."""
+        self.lexicon()
+        english_words()
+
     def correct(self, text: str) -> Correction:
         return self.lexicon().correct(text)
