@@ -43,7 +43,7 @@ import rag.search.retrieve as retrieve
 from rag.evaluation.evaluate import SectionGold
 from rag.search.bm25 import idf, query_stems
 from rag.search.legal_location import inside, location, near
-from rag.search.sentence_blocks import Candidates, StoredBlock, bm25_block_scores
+from rag.search.sentence_blocks import Candidates, bm25_block_scores
 from rag.search.sentences import SentenceEvidence
 
 _DEFAULT_CORPUS = REPO.parent / "shared" / "corpus" / "snap" / "7-cfr-273.md"
@@ -125,26 +125,14 @@ def normalised(x: np.ndarray) -> np.ndarray:
 
 
 def _features(store: Any, query: str, vector: np.ndarray | None, chunk_ids: list[str]) -> dict[str, Any] | None:
-    """What SQLiteKnowledgeStore.sentence_evidence reads (the same queries and arrays) and each candidate
-    paragraph's FEATURES, the question's own words (first line; the glossary's terms follow) counted apart."""
+    """Each candidate paragraph's FEATURES, from the sentences SQLiteKnowledgeStore.sentence_evidence reads
+    (`candidate_sentences`), the question's own words (first line; the glossary's terms follow) counted apart."""
     terms, own = query_stems(query), query_stems(query.partition("\n")[0])
-    with store._lock:
-        sections = store._refresh()
-        dim = sections.matrix.shape[1]
-        wanted = sorted({store._row_of[c] for c in chunk_ids if c in store._row_of})
-        blocks = store._db.execute(
-            "SELECT chunk, subs, meta, tokens, vectors, scales, paragraph_norms, shared_heads FROM sentence_blocks"
-            f" WHERE chunk IN ({','.join('?' * len(wanted))}) ORDER BY chunk", wanted).fetchall() if wanted else []
-        ids = store._lookup(list(dict.fromkeys(terms + own)))
-        df = dict(store._db.execute(f"SELECT id, df FROM vocabulary WHERE id IN ({','.join('?' * len(ids))})",
-                                    list(ids.values())).fetchall()) if ids else {}
-        n_docs, n_tokens = store._stats["sentences"], store._stats["sentence_tokens"]
-    if not blocks:
+    found = store.candidate_sentences(list(dict.fromkeys(terms + own)), chunk_ids)
+    if found is None:
         return None
-    names = [sections.ids[sections.stats.position[row[0]]] for row in blocks]
-    sentences = Candidates.join([StoredBlock(*row[1:]) for row in blocks], dim, names)
-    scores = bm25_block_scores([ids[t] for t in terms if t in ids], sentences, df, n_docs,
-                               n_tokens / n_docs if n_docs else 0.0)
+    sentences, ids, df, n_docs = found.sentences, found.term_ids, found.df, found.n_docs
+    scores = bm25_block_scores([ids[t] for t in terms if t in ids], sentences, df, n_docs, found.avg_len)
     sims = sentences.vectors @ np.asarray(vector, dtype=np.float32) if vector is not None else None
     idfs = {i: idf(n_docs, df[i]) for i in ids.values() if df.get(i, 0) > 0}
     features = paragraph_features(sentences, scores, sentences.paragraph_sims(sims) if sims is not None else None,

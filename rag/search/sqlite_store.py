@@ -149,6 +149,20 @@ class _Sections:
     stats: SectionStats
 
 
+@dataclass(frozen=True, slots=True)
+class CandidateSentences:
+    """The candidate sections' stored sentences as flat arrays, with what BM25 over them needs: the query terms'
+    ids in the vocabulary and their document frequencies, the store's sentence count and mean sentence length."""
+
+    sentences: Candidates
+    chunk_ids: list[str]  # the section of each block, in the order of `sentences`
+    dim: int
+    term_ids: dict[str, int]  # query stem -> vocabulary id (stems the store has never seen are absent)
+    df: dict[int, int]
+    n_docs: int
+    avg_len: float
+
+
 class SQLiteKnowledgeStore:
     """KnowledgeStore on one SQLite file; safe to reopen and safe against a crash mid-ingest."""
 
@@ -499,13 +513,12 @@ class SQLiteKnowledgeStore:
         evidence = self.sentence_evidence(query, vector, chunk_ids)
         return evidence.chunks_lexical, evidence.chunks_vector
 
-    def sentence_evidence(self, query: str, vector: np.ndarray | None, chunk_ids: list[str]) -> SentenceEvidence:
-        if not chunk_ids:
-            return SentenceEvidence([], [], [], [], {})
-        terms = query_stems(query)
+    def candidate_sentences(self, terms: list[str], chunk_ids: list[str]) -> CandidateSentences | None:
+        """The stored sentences of the given sections, read in one query and joined, with the BM25 statistics of
+        `terms`; None when none of them has a sentence. What `sentence_evidence` scores (and what
+        benchmarks/paragraph_ltr.py reads its features from)."""
         with self._lock:
             sections = self._refresh()
-            dim = sections.matrix.shape[1]
             wanted = sorted({self._row_of[c] for c in chunk_ids if c in self._row_of})
             blocks = self._db.execute(
                 "SELECT chunk, subs, meta, tokens, vectors, scales, paragraph_norms, shared_heads FROM sentence_blocks"
@@ -515,18 +528,27 @@ class SQLiteKnowledgeStore:
                                        list(ids.values())).fetchall()) if ids else {}
             n_docs, n_tokens = self._stats["sentences"], self._stats["sentence_tokens"]
         if not blocks:
+            return None
+        dim = sections.matrix.shape[1]
+        owners = [sections.ids[sections.stats.position[row[0]]] for row in blocks]
+        sentences = Candidates.join([StoredBlock(*row[1:]) for row in blocks], dim, owners)
+        return CandidateSentences(sentences, owners, dim, ids, df, n_docs, n_tokens / n_docs if n_docs else 0.0)
+
+    def sentence_evidence(self, query: str, vector: np.ndarray | None, chunk_ids: list[str]) -> SentenceEvidence:
+        terms = query_stems(query)
+        found = self.candidate_sentences(terms, chunk_ids) if chunk_ids else None
+        if found is None:
             return SentenceEvidence([], [], [], [], {})
-        chunk_ids = [sections.ids[sections.stats.position[row[0]]] for row in blocks]
-        sentences = Candidates.join([StoredBlock(*row[1:]) for row in blocks], dim, chunk_ids)
-        avg_len = n_tokens / n_docs if n_docs else 0.0
-        scores = bm25_block_scores([ids[t] for t in terms if t in ids], sentences, df, n_docs, avg_len)
+        sentences, ids = found.sentences, found.term_ids
+        scores = bm25_block_scores([ids[t] for t in terms if t in ids], sentences, found.df, found.n_docs,
+                                   found.avg_len)
         sims = paragraph_sims = None
         if vector is not None:
-            self._check_dims(dim, len(vector))
+            self._check_dims(found.dim, len(vector))
             direction = np.asarray(vector, dtype=np.float32)
             sims = sentences.vectors @ direction
             paragraph_sims = sentences.paragraph_sims(sims)
-        return rank_sentence_arrays(chunk_ids, sentences.chunk_of_sentence,
+        return rank_sentence_arrays(found.chunk_ids, sentences.chunk_of_sentence,
                                     sentences.subs, sentences.paragraph_of_sentence, sentences.chunk_of_paragraph,
                                     scores, sims, paragraph_sims)
 
