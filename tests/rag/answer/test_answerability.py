@@ -3,6 +3,8 @@ knowledge base that does hold it still answers."""
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from rag.answer.answerability import unanswerable_reason
@@ -80,3 +82,13 @@ def test_an_earlier_turns_request_does_not_count_again_in_a_follow_up() -> None:
     assert evidence(question, standalone, SNAP_RULES) > 0
     # a follow-up asked about another program is read as that question ("and WIC?" -> "... for WIC?")
     assert evidence("and WIC?", "how do I apply for WIC?", SNAP_RULES) == 0.0
+
+
+def test_a_hostile_question_is_checked_in_bounded_time() -> None:
+    """Long runs of the words the checks look for (far longer than NAVIBOT_MAX_QUESTION_CHARS lets in) cost a
+    single pass, not a backtracking blow-up."""
+    for text in ["snap " + "what day " * 20_000, "ebt " + "new " * 30_000 + "x", "ebt " + "check " * 20_000 + "balanc",
+                 "can you " * 20_000 + "look"]:
+        started = time.perf_counter()
+        unanswerable_reason(text, SNAP_RULES)
+        assert time.perf_counter() - started < 2.0
