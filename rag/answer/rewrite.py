@@ -32,6 +32,19 @@ _NEW_TOPIC = re.compile(
     r"\b(?:new|diff|different|separate|unrelated)\s+(?:question|topic|client|case|subject|household|family)\b"
     r"|\bunrelated\b|\bchang(?:e|ing)\s+(?:the\s+)?(?:topic|subject)\b", re.IGNORECASE)
 # "another question" is not one of them: on doc2dial it mostly asks more about the same page.
+# The same words opening a question ("totally diff question - client sold her car …", "new q: …") say nothing about
+# the topic, yet they would be searched and counted by the no-answer gate as words the sections must hold: they
+# are dropped from what is searched. Only at the start, before the question proper: "can they be a separate
+# household?" asks about a rule.
+_SEP = r"[\s\-–—:;,.!]"
+_TOPIC_MARKER = re.compile(
+    rf"^\W*(?:(?:ok(?:ay)?|so|and|also|now|totally|completely|quick|a|one|hi|hey)\W+){{0,3}}"
+    rf"(?:(?:(?:new|diff|different|unrelated|other)\s+(?:question|q|topic|subject)|unrelated"
+    rf"|chang(?:e|ing)\s+(?:the\s+)?(?:topic|subject))\b{_SEP}*"
+    # "different client - hes on strike": only before a dash, colon or comma ("new case for a 19 year old" asks)
+    rf"|(?:new|diff|different|other)\s+(?:client|case)\s*[\-–—:;,.]{_SEP}*)"
+    rf"(?:(?:but|though)\b{_SEP}*)?",
+    re.IGNORECASE)
 # An elliptical turn that opens with a word or two first ("Now, what if my son …").
 _ELLIPTICAL_SOON = re.compile(r"^\W*(?:\w+\W+){0,2}(?:what if|what about|how about|and if|same for)\b",
                               re.IGNORECASE)
@@ -114,11 +127,11 @@ class HeuristicRewriter:
         question = question.strip()
         earlier = [e for e in history if e.question.strip()][-MAX_EARLIER_QUESTIONS:]
         if not earlier:
-            return Rewrite(question)
+            return Rewrite(without_topic_marker(question))
         index = self._titles()
         said = set(query_stems(" ".join(f"{e.question} {e.standalone} {e.answer}" for e in earlier)))
         if stands_alone(question, said):
-            return Rewrite(question)
+            return Rewrite(without_topic_marker(question))
         new_names = [w for w in _names(question, index) if _stem(w) not in said and index.counts[_stem(w)]]
         if new_names:
             if not _leans_on_context(question, index):
@@ -135,7 +148,7 @@ def stands_alone(question: str, said: set[str]) -> bool:
     or a complete question that names another subject (a name the thread has not said, enough topic words of
     its own, few said before, no word pointing back and no elliptical opener such as "what if", "and for …").
     `said`: the stems of the thread's questions and answers."""
-    if _NEW_TOPIC.search(question):
+    if _NEW_TOPIC.search(question) or without_topic_marker(question) != question:
         return True
     if _ELLIPTICAL.search(question) or _ELLIPTICAL_SOON.search(question) or _POINTS_BACK.search(question):
         return False
@@ -148,6 +161,13 @@ def stands_alone(question: str, said: set[str]) -> bool:
     if not names or names & said:
         return False
     return len(own & said) < STANDALONE_MAX_SHARED * len(own)
+
+
+def without_topic_marker(question: str) -> str:
+    """The question without an opening "new question -", "ok different client:", "unrelated, but": what is
+    searched and shown as understood. Unchanged when nothing of a question would be left."""
+    rest = _TOPIC_MARKER.sub("", question, count=1).strip()
+    return rest if len(rest.split()) >= 2 else question
 
 
 def _stem(word: str) -> str:

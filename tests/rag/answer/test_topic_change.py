@@ -21,10 +21,40 @@ def test_a_complete_question_naming_another_subject_is_taken_alone() -> None:
     rewriter = HeuristicRewriter()  # one document (a regulation): no title tells topics apart
     history = [Exchange(MEDICAID, "Households applying for Medicaid may file a SNAP application with it. [1]")]
     assert rewriter.rewrite(ABAWD, history) == Rewrite(ABAWD)  # nothing of Medicaid searched, no answer context
-    # The navigator says so: "new question", "diff question", "different client".
-    for q in ("diff question - client just had a baby, no SSN yet. can the baby still be added?",
-              "ok different client - hes on strike. can his family still get food stamps?"):
-        assert rewriter.rewrite(q, history) == Rewrite(q)
+    # The navigator says so: "new question", "diff question", "different client". The words saying so are not
+    # searched: they are no topic, and the no-answer gate would look for them in the sections.
+    for q, alone in (("diff question - client just had a baby, no SSN yet. can the baby still be added?",
+                      "client just had a baby, no SSN yet. can the baby still be added?"),
+                     ("ok different client - hes on strike. can his family still get food stamps?",
+                      "hes on strike. can his family still get food stamps?")):
+        assert rewriter.rewrite(q, history) == Rewrite(alone)
+
+
+@pytest.mark.parametrize(("asked", "searched"), [
+    ("totally diff question - client sold her car for $1. is that a problem?",
+     "client sold her car for $1. is that a problem?"),
+    ("new question, client is in a drug rehab that gives her meals. can she get snap?",
+     "client is in a drug rehab that gives her meals. can she get snap?"),
+    ("Unrelated, but how do I apply for WIC?", "how do I apply for WIC?"),
+    ("new q: is SSI counted as income", "is SSI counted as income"),
+    ("Changing the subject: does LIHEAP count as income?", "does LIHEAP count as income?"),
+])
+def test_the_words_that_announce_a_new_topic_are_not_searched(asked: str, searched: str) -> None:
+    history = [Exchange(MEDICAID, "Households applying for Medicaid may file a SNAP application with it. [1]")]
+    assert HeuristicRewriter().rewrite(asked, history) == Rewrite(searched)
+    assert HeuristicRewriter().rewrite(asked, []) == Rewrite(searched)  # also as a thread's first question
+
+
+@pytest.mark.parametrize("question", [
+    "can they be a separate household?",  # a rule, not a marker
+    "separate case for her boyfriend?",
+    "new case for a 19 yr old, does she need an interview?",  # "new case" without a dash: the question itself
+    "new client applying for snap, what docs does she need",
+    "new question",  # nothing would be left
+    "a different question",
+])
+def test_words_that_only_look_like_a_topic_marker_are_searched(question: str) -> None:
+    assert HeuristicRewriter().rewrite(question, []) == Rewrite(question)
 
 
 @pytest.mark.parametrize("follow_up", ["what if they're 50?", "and for a second offense?",
