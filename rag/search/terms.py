@@ -23,6 +23,16 @@ searching search understand understanding begin start started give provide some 
 things kind sort much many way ways someone somebody i'm i've i'd you're it's can't don't what's let's
 """.split())
 
+# How navigators type mid-call: contractions without their apostrophe ("doesnt", "hes", "whats"), chat shorthand
+# ("tho", "bc") and "client", which every question says and no rule turns on. As topic words they would be
+# looked for in the sections (lowering the no-answer gate's coverage) and match the few paragraphs that happen
+# to use them. Not "ill", "shed", "id" or "wont": words of their own ("photo ID").
+CHAT_FILLER = frozenset("""
+dont doesnt didnt isnt arent wasnt werent wouldnt cant couldnt shouldnt havent hasnt hadnt aint hes shes theyre
+youre im ive theyve weve youve whats thats theres whos wheres hows tho bc cuz coz pls plz thx btw fyi lol um uh
+yeah yep nope gonna wanna gotta kinda really actually basically literally client clients
+""".split())
+
 _TOKEN = re.compile(r"[A-Za-z0-9]+(?:['’][A-Za-z]+)?")
 
 
@@ -32,11 +42,11 @@ def tokens(text: str) -> list[str]:
 
 def question_terms(question: str) -> list[str]:
     """Distinct topic words of a question, in order; falls back to all non-stopwords if filler is all there is."""
-    words = tokens(question)
-    for drop in (STOPWORDS | QUESTION_FILLER, STOPWORDS):
+    # A contraction is its first word ("she's" -> "she", "SNAP's" -> "snap"); a negated verb ("doesn't") is none.
+    words = [t.split("'")[0] for t in tokens(question) if not t.endswith("n't")]
+    for drop in (STOPWORDS | QUESTION_FILLER | CHAT_FILLER, STOPWORDS):
         kept: list[str] = []
-        for token in words:
-            word = token.split("'")[0]
+        for word in words:
             if word and word not in drop and (len(word) > 1 or word.isdigit()) and word not in kept:
                 kept.append(word)
         if kept:
