@@ -327,6 +327,8 @@ class ExtractiveAnswerer:
                 break
             if used + size > max_words or piece.score < 0.6 * best.score:
                 continue
+            if piece.text.rstrip().endswith(":"):  # a lead-in whose items are not shown would end the answer on ":"
+                continue
             chosen.append(piece)
             used += size
         if (second is not None and len(chosen) < MAX_SENTENCES and room - used >= MIN_ITEM_WORDS

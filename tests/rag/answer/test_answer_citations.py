@@ -156,3 +156,16 @@ def test_questions_asking_for_a_quantity(question: str) -> None:
 def test_questions_asking_for_no_quantity(question: str) -> None:
     from rag.answer.extractive import _ASKS_QUANTITY
     assert not _ASKS_QUANTITY.search(question)
+
+
+def test_an_answer_does_not_end_on_a_lead_in_whose_items_it_does_not_show(answerer: ExtractiveAnswerer) -> None:
+    # The best sentence's neighbour in its paragraph introduces a list it does not hold (the procedures are
+    # paragraphs the answer has no room for): "… shall use the following procedures:" would end the answer on ":".
+    heading = ["§ 273.2 Office operations and application processing.", "(f) Verification"]
+    immigration = [para("v::0.0", "(10) Households must submit documentation of the immigration status of each "
+                                  "alien applying for benefits so that the State agency can verify it. When using "
+                                  "SAVE to verify immigration status, State agencies shall use the following "
+                                  "procedures:", "(10)", heading=heading)]
+    text, _ = ask(answerer, "what papers does she need to show for her immigration status", hits_of(immigration))
+    assert "documentation of the immigration status" in text
+    assert not text.rstrip(" []0123456789").endswith(":"), text
