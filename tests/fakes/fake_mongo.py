@@ -19,6 +19,22 @@ from pymongo.errors import OperationFailure
 
 from rag.search.bm25 import stemmed
 
+_SCAN = mongomock.Collection._iter_documents  # type: ignore[attr-defined]  # private, not in the stubs
+
+
+def _iter_documents(self: Any, filter: Any) -> Any:  # mongomock's signature
+    """mongomock matches every filter by scanning the whole collection; a server finds `{"_id": value}` through
+    its _id index. Ingesting the demo knowledge base sends ~3,300 such upserts of term counts (rag/mongo/knowledge.py
+    _update_stats), which the scan made quadratic (~1M filter checks, ~5 s per ingest). The same lookup by key
+    returns the same document (the one stored, updated in place as before); any other filter is scanned as before."""
+    if isinstance(filter, dict) and len(filter) == 1 and type(filter.get("_id")) in (str, int):
+        key = filter["_id"]
+        return iter([self._store[key]] if key in self._store else [])
+    return _SCAN(self, filter)
+
+
+mongomock.Collection._iter_documents = _iter_documents  # type: ignore[attr-defined]
+
 
 class FakeCursor:
     def __init__(self, rows: Any) -> None:
