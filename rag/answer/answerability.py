@@ -32,8 +32,10 @@ class Need:
 
 _NEEDS = (
     Need("phone number",
-         re.compile(r"\b(?:phone|telephone|call center|hotline|fax)\s*(?:number|#|no\b)|\bnumber (?:to|for) call\b",
-                    re.I),
+         re.compile(r"\b(?:phone|telephone|call center|hotline|fax)\s*(?:number|#|no\b)|\bnumber (?:to|for) call\b|"
+                    # asked for ("is there a hotline she can call"), not told of ("she called the hotline and …")
+                    r"\b(?:is there|are there|what(?:'s| is)?|whats|give me|need)\s+(?:\w+\s+){0,3}"
+                    r"(?:hotline|helpline|help line|call center)\b", re.I),
          re.compile(r"\(?\b\d{3}\)?[\s.-]\d{3}[\s.-]\d{4}\b|\b1-8\d\d\b")),
     Need("opening hours",
          re.compile(r"\b(?:office hours|opening hours|hours of operation|what time\b.*\b(?:open|close)|"
@@ -55,10 +57,15 @@ _NEEDS = (
                     r"declined|blocked|locked)\b"
                     r"|\bpin(?:\s+number)?\b"
                     r"|\b(?:check|see|find out)\s+(?:\w+\s+){0,2}balance\b|\bbalance on\b"
+                    r"|\bhow much\b(?:\s+\w+){0,3}?\s+(?:left|remaining)\s+on\b"
+                    r"|\bdeposits?\b(?:\s+\w+){0,3}?\s+(?:hit|hits|post|posts|land|lands|show up)\b"
+                    r"|\buse\s+(?:her|his|their|my|the)?\s*(?:ebt|snap|food stamps?)(?:\s+card|\s+benefits)?\s+at\b"
                     r"|\b(?:what|which)\s+(?:day|date)\b(?:\s+\w+){0,8}?\s+(?:loaded|deposited|deposit|load|added|"
                     r"hits?|come in|comes in|go on|goes on|put on)\b"
                     r"|\bwhen\s+(?:do|does|will|is)\b(?:\s+\w+){0,6}?\s+(?:get\s+|be\s+)?(?:loaded|deposited|"
-                    r"put on|added to)\b))", re.I | re.S),
+                    r"put on|added to)\b))"
+                    # skimming, cloning and draining happen to benefit cards, whatever the question calls them
+                    r"|\bcards?\s+(?:was\s+|got\s+|is\s+|has been\s+)?(?:skimmed|cloned|drained)\b", re.I | re.S),
          re.compile(r"\breplace(?:ment)?\s+(?:\w+\s+){0,4}(?:ebt\s+)?cards?\b|\bcards?\s+(?:\w+\s+){0,4}replaced\b|"
                     r"\bissuance (?:schedule|calendar)\b|\b(?:benefits|snap)\s+(?:are|is)\s+(?:deposited|loaded)\b|"
                     r"\bbalance inquir|\bcheck (?:your|the|a|their) (?:\w+ )?balance\b|"
@@ -73,9 +80,13 @@ _NEEDS = (
 )
 # This year's dollar figures (allotments, utility allowances, income limits) are published each year apart from
 # the rules; a section holds one only if it names the year asked about.
-_CURRENT = re.compile(r"\b(?:this year|this fiscal year|right now|(?:fy|fiscal year)\s?(20)?\d\d)\b", re.I)
+_CURRENT = re.compile(r"\b(?:this year|this fiscal year|right now|(?:fy|fiscal year)\s?(20)?\d\d)\b"
+                      # "the income limit for a household of 3 in 2025"
+                      r"|\b(?:limits?|amounts?|allotments?|allowances?|figures?|max\w*|standards?|deductions?)\b"
+                      r"[^.?!]{0,40}?\b(?:in|for)\s+(?:fy\s?)?20\d\d\b", re.I)
 _AMOUNT = re.compile(r"\b(?:how much|amount|limit|max(?:imum)?|allotment|in dollars|dollar|rate|figure)\b|\$",
                      re.I)
+_NEAR = r".{0,300}?"  # how close a year must stand to a dollar figure to be that figure's year
 _YEAR = re.compile(r"\b(?:fy|fiscal year)\s?(20)?(\d\d)\b|\b(20\d\d)\b", re.I)
 
 # Benefit programs by the names navigators use. A question that asks how to get into another program than the
@@ -93,9 +104,10 @@ PROGRAMS: dict[str, re.Pattern[str]] = {
     "housing": re.compile(r"\bsection 8\b|\bhousing (?:choice )?vouchers?\b|\bpublic housing\b", re.I),
     "unemployment": re.compile(r"\bunemployment\b", re.I),
     "tax credits": re.compile(r"\b(?:eitc|ctc|earned income (?:tax )?credit|child tax credit)\b", re.I),
+    "food banks": re.compile(r"\bfood (?:banks?|pantry|pantries)\b", re.I),
 }
 _ACCESS = re.compile(r"\b(?:apply|applying|application|sign(?:ing)? up|enroll|qualif\w*|eligib\w*|waitlist|"
-                     r"wait list|how much\b.*\bwill)\b", re.I)
+                     r"wait list|how much\b.*\bwill|get (?:on|into)|need(?:s|ed)? (?:for|to get)|deliver\w*)\b", re.I)
 DOMINANT_MIN = 3  # mentions in the best sections for a program to be what they are about
 PROGRAM_SECTIONS = 10  # what the knowledge around the question is about: more than the best three
 
@@ -120,7 +132,8 @@ def unanswerable_reason(question: str, hits: list[SearchHit]) -> str | None:
     if _CURRENT.search(question) and _AMOUNT.search(question):
         found = _YEAR.search(question)
         year = (f"20{found.group(2)}" if found.group(2) else found.group(3)) if found else str(date.today().year)
-        if not any(re.search(rf"\b{year}\b", t) for t in texts):
+        # the year next to a dollar figure: "Starting in FY 2026, FNS will …" gives no amount
+        if not any(re.search(rf"\${_NEAR}\b{year}\b|\b{year}\b{_NEAR}\$", t, re.S) for t in texts):
             return f"asks for a {year} figure, which the best sections do not give"
     asked = programs_in(question)
     if not asked or not _ACCESS.search(question):  # the sections' program matters only then (and costs ~1 ms)
