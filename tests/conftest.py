@@ -11,6 +11,7 @@ import pytest
 from bot.cli.main import demo_kb_path
 from bot.config.settings import Settings
 from bot.wiring.runtime import Bot, Core, build_bot, build_core
+from tests.fakes.teams_stream_pace import paced
 
 
 @pytest.fixture(autouse=True)
@@ -19,6 +20,14 @@ def isolated_data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("NAVIBOT_DATA_DIR", str(data))
     monkeypatch.chdir(tmp_path)  # a developer's .env in the repo must not leak into tests
     return data
+
+
+@pytest.fixture(scope="session", autouse=True)
+def teams_stream_pace() -> Iterator[None]:
+    """The Agents SDK's one-second pause between streamed Teams activities, at a fifth (tests/fakes/
+    teams_stream_pace.py says why the tests stay meaningful)."""
+    with paced():
+        yield
 
 
 @pytest.fixture(scope="session")
