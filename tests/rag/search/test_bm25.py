@@ -64,7 +64,7 @@ def test_stemming_from_many_threads_at_once_is_right_and_never_raises() -> None:
     def work() -> None:
         start.wait()
         try:
-            for _ in range(40):
+            for _ in range(5):  # one shared stemmer failed in the first pass of every run (20 of 20)
                 for word in WORDS:
                     got = bm25.stem.__wrapped__(word)  # stem() on a cache miss
                     if got != expected[word]:
