@@ -7,7 +7,8 @@ lists such words; retrieval searches the question *plus* the policy terms its wo
 written in the regulation's words is found while the navigator's own words still count.
 
 Matching is case-insensitive, on word boundaries, for whole phrases; punctuation and spacing inside a phrase
-are loose ("E&T" = "E & T" = "E and T", "re-cert" = "re cert"), and a trailing plural s is allowed.
+are loose ("E&T" = "E & T" = "E and T", "re-cert" = "re cert"), a trailing plural s is allowed, and articles and
+possessives do not count ("living in a car" = "living in her car" = "living in car").
 """
 
 from __future__ import annotations
@@ -24,6 +25,9 @@ MAX_TERMS_PER_ENTRY = 12
 MAX_CHARS = 200  # a phrase or policy term longer than this is a slip in the file, not a glossary entry
 
 _WORD = re.compile(r"[a-z0-9]+")
+# Words a phrase matches with or without, whichever one is typed: "living in a car" is also "living in her car",
+# "living in their car" and "living in car"; "lost her job" is also "lost his job".
+DETERMINERS = frozenset("a an the her his their my your our its".split())
 _WORD_ANY_CASE = re.compile(r"[A-Za-z0-9]+")
 _HEADER = re.compile(r"^\s*\[\s*(?:\"([^\"]*)\"|'([^']*)'|([A-Za-z0-9_-]+))\s*\]")
 _TOML_PLACE = re.compile(r"\s*\(at line (\d+), column (\d+)\)")
@@ -139,6 +143,11 @@ def bundled_path() -> Path:
     return Path(str(resources.files("rag") / "data" / "glossary.toml"))
 
 
+def _content(words: list[str]) -> tuple[str, ...]:
+    """A phrase's words without articles and possessives (all of them when that is all it has)."""
+    return tuple(w for w in words if w not in DETERMINERS) or tuple(words)
+
+
 class Glossary:
     """The bundled glossary with an admin's file merged over it: the same phrase replaces its policy terms, an
     empty list removes it, a new phrase adds. Indexed once by word tuples: `expand` is a few dict look-ups per
@@ -155,10 +164,17 @@ class Glossary:
             entries = _parse(_read(path), str(path))[0]
         entries.update(extra)
         self.entries = {k: v for k, v in entries.items() if v}
-        # Word tuple -> phrase, with a plural "s"/"es" on the last word (an entry of its own keeps its terms).
-        self._index: dict[tuple[str, ...], str] = {tuple(k.split()): k for k in self.entries}
-        for key in self.entries:
-            words = tuple(key.split())
+        # Word tuple (articles and possessives left out) -> phrase, with a plural "s"/"es" on the last word (an
+        # entry of its own keeps its terms). Phrases that differ only in those words are one: their terms merge.
+        self._index: dict[tuple[str, ...], str] = {}
+        for key in sorted(self.entries, key=lambda k: (len(k.split()), k)):  # the plainest phrase names the entry
+            words = _content(key.split())
+            if words in self._index:
+                first = self._index[words]
+                self.entries[first] = tuple(dict.fromkeys([*self.entries[first], *self.entries[key]]))
+                continue
+            self._index[words] = key
+        for words, key in list(self._index.items()):
             if words[-1][-1].isalpha():
                 for suffix in ("s", "es"):
                     self._index.setdefault((*words[:-1], words[-1] + suffix), key)
@@ -175,18 +191,21 @@ class Glossary:
         spans = [(m.group().lower(), m.start(), m.end()) for m in _WORD_ANY_CASE.finditer(question)]
         words = [w for w, _, _ in spans]
         said = set(words)
+        at = [i for i, w in enumerate(words) if w not in DETERMINERS]  # the words phrases are matched on
+        kept = [words[i] for i in at]
         matched: list[str] = []
         entries: list[tuple[str, tuple[str, ...]]] = []
         terms: list[str] = []
         covered: set[int] = set()
-        for i in range(len(words)):
-            for n in range(min(self._longest, len(words) - i), 0, -1):
-                key = self._index.get(tuple(words[i:i + n]))
+        for i in range(len(kept)):
+            for n in range(min(self._longest, len(kept) - i), 0, -1):
+                key = self._index.get(tuple(kept[i:i + n]))
                 if key is None:
                     continue
-                matched.append(question[spans[i][1]:spans[i + n - 1][2]])
+                first, last = at[i], at[i + n - 1]
+                matched.append(question[spans[first][1]:spans[last][2]])
                 entries.append((matched[-1], self.entries[key]))
-                covered.update(range(i, i + n))
+                covered.update(range(first, last + 1))
                 for term in self.entries[key]:
                     term_words = set(_WORD.findall(term.lower()))
                     if not term_words <= said and term not in terms:

@@ -80,6 +80,18 @@ def test_matching_is_case_insensitive_on_whole_words_and_loose_about_punctuation
     assert emergency.terms[0] == "expedited service"
 
 
+def test_articles_and_possessives_do_not_count(glossary: Glossary, tmp_path: Path) -> None:
+    # The bundled file says "living in a car"; a navigator types whose car it is.
+    for typed in ("living in her car", "living in his car", "living in their car", "living in car"):
+        assert "homeless individual" in glossary.expand(f"client is {typed}, any shelter deduction?").terms, typed
+    assert glossary.expand("she lost her job").matched == ("lost her job",)  # as typed
+    assert glossary.expand("he lost his job").terms == glossary.expand("she lost her job").terms
+    # Phrases that differ only in such words are one entry: both lists of terms count.
+    path = tmp_path / "glossary.toml"
+    path.write_text('bundled = false\n[t]\n"the card" = ["EBT card"]\n"card" = ["benefit card"]\n', encoding="utf-8")
+    assert set(Glossary(path).expand("her card").terms) == {"EBT card", "benefit card"}
+
+
 def test_terms_the_question_already_says_are_not_added(glossary: Glossary) -> None:
     assert glossary.expand("Renewal or recertification?").terms == ("certification period",)
     assert not glossary.expand("When is the recertification interview?")
