@@ -32,7 +32,6 @@ from microsoft_agents.activity import (
     DeliveryModes,
     InvokeResponse,
 )
-from microsoft_agents.authentication.msal import MsalConnectionManager
 from microsoft_agents.hosting.aiohttp import (
     CloudAdapter,
     start_agent_process,
@@ -221,6 +220,10 @@ class TeamsBot:
     def __init__(self, bot: ChatBot, settings: TeamsSettings) -> None:
         self.bot = bot
         self.settings = settings
+        # Imported here, not with the module: `navibot serve` for Slack alone loads this module but builds no
+        # TeamsBot, and MSAL takes ~0.5 s of its start to import.
+        from microsoft_agents.authentication.msal import MsalConnectionManager
+
         self.connections = MsalConnectionManager(**settings.sdk_configuration())
         # The SDK checks each activity's serviceUrl against the token through this validator (see its module).
         self.service_urls = ServiceUrlPolicy(settings.allowed_service_hosts, settings.anonymous)
