@@ -143,6 +143,11 @@ def test_no_policy_term_repeats_within_an_entry(bundled: dict[str, dict[str, lis
     ("got HEAP this winter", ["low income home energy assistance"]),
     ("the ACTC and her EIP", ["additional child tax credit", "economic impact payment"]),
     ("she was on PUA", ["pandemic unemployment assistance"]),
+    # working for oneself, the deduction for working, selling benefits
+    ("she works for herself cleaning houses", ["self-employment"]),
+    ("he sells plates out of his house on weekends", ["self-employment"]),
+    ("is there a deduction for people who work", ["earned income deduction"]),
+    ("she sells her food stamps for cash", ["trafficking"]),
 ])
 def test_navigators_words_reach_the_regulations_terms(glossary: Glossary, question: str,
                                                        expected: list[str]) -> None:
