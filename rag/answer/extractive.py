@@ -71,8 +71,19 @@ _RULE_FEATURES = (
 # work requirement" for "how many hours a week"): such a sentence gets QUANTITY_WEIGHT, in the paragraph choice too.
 # On cfr273-dev 0.2-0.4 all gain (odd and even qids); 0.6 starts to lose.
 QUANTITY_WEIGHT = 0.3
-_ASKS_QUANTITY = re.compile(r"\b(?:how (?:many|much|long|often|soon|old|fast|high)|what (?:ages?|amount|"
-                            r"percent(?:age)?)|minimum|maximum|max|min|limit|cap|deadline)\b", re.IGNORECASE)
+_HOW_MUCH = re.compile(r"\b(?:how (?:many|much|long|often|soon|old|fast|high)|what (?:ages?|amount|percent))", re.I)
+_LIMIT = re.compile(r"\b(?:minimum|maximum|max|min|limit|cap|deadline)\b", re.IGNORECASE)
+# "does the 3 month limit still apply to him?" asks whether a rule applies, not for its figure: the exemption
+# answers it, not a sentence with "18 years of age" in it.
+_WHETHER_IT_APPLIES = re.compile(r"\b(?:does|do|did|will|would|is|are)\b(?:\s+\S+){0,8}?\s+(?:still\s+)?"
+                                 r"(?:apply|applies|count|counts)\b", re.IGNORECASE)
+
+
+def asks_quantity(text: str) -> bool:
+    """The question asks for an amount, a limit, an age or a time."""
+    if _HOW_MUCH.search(text):
+        return True
+    return bool(_LIMIT.search(text)) and not _WHETHER_IT_APPLIES.search(text)
 # A sentence that only points elsewhere ("as provided in paragraph (b) of this section") states no rule itself.
 _REFERENCE_ONLY = re.compile(r"^(?:[^.]{0,80})\b(?:in accordance with|as (?:specified|provided|described) in|"
                              r"set forth in)\b[^.]{0,60}\bparagraph\b", re.IGNORECASE)
@@ -250,7 +261,7 @@ class ExtractiveAnswerer:
         sentence on part-time), plus a smaller share for the standalone question (the topic it continues), a
         preference for the best sections and paragraphs, and for sentences that state a rule."""
         asked, topic = set(query_stems(question)), set(query_stems(standalone))
-        quantity = bool(_ASKS_QUANTITY.search(question) or _ASKS_QUANTITY.search(standalone))
+        quantity = asks_quantity(question) or asks_quantity(standalone)
         vectors = self.embedder.embed_documents([p.text for p in pieces])
         similarity = vectors @ np.asarray(self.embedder.embed_query(standalone), dtype=np.float32)
         for piece, sim in zip(pieces, similarity, strict=True):

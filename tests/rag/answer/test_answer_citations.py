@@ -11,10 +11,11 @@ from collections.abc import Sequence
 import pytest
 
 from rag.answer.answerer import AnswerRequest
-from rag.answer.extractive import ExtractiveAnswerer
+from rag.answer.extractive import ExtractiveAnswerer, asks_quantity
 from rag.answer.moods import Mood, MoodBook
 from rag.documents import Chunk, SearchHit, SubChunk
 from rag.search.embedding import WordLlamaEmbedder
+from rag.search.glossary import Glossary
 
 CONCISE = MoodBook().resolve(None)
 SECTION = ["§ 273.7 Work provisions.", "(b) Exemptions from work requirements"]
@@ -146,16 +147,17 @@ def test_a_sentence_after_a_trimmed_one_starts_a_line_so_the_rail_checks_it_agai
 
 @pytest.mark.parametrize("question", ["what ages does the abawd rule apply to", "how old do you have to be",
                                       "what amount can they take out", "whats the max benefit", "how many days",
-                                      "is there a cap on the shelter deduction", "whats the deadline"])
+                                      "is there a cap on the shelter deduction", "whats the deadline",
+                                      "how long does the time limit apply"])
 def test_questions_asking_for_a_quantity(question: str) -> None:
-    from rag.answer.extractive import _ASKS_QUANTITY
-    assert _ASKS_QUANTITY.search(question)
+    assert asks_quantity(question)
 
 
-@pytest.mark.parametrize("question", ["who is exempt from work rules", "can she get snap", "how do i apply"])
+@pytest.mark.parametrize("question", ["who is exempt from work rules", "can she get snap", "how do i apply",
+                                      "his doctor says he cant work, does the 3 month limit still apply?",
+                                      "does the asset limit apply to her"])
 def test_questions_asking_for_no_quantity(question: str) -> None:
-    from rag.answer.extractive import _ASKS_QUANTITY
-    assert not _ASKS_QUANTITY.search(question)
+    assert not asks_quantity(question)
 
 
 def test_an_answer_does_not_end_on_a_lead_in_whose_items_it_does_not_show(answerer: ExtractiveAnswerer) -> None:
@@ -169,3 +171,19 @@ def test_an_answer_does_not_end_on_a_lead_in_whose_items_it_does_not_show(answer
     text, _ = ask(answerer, "what papers does she need to show for her immigration status", hits_of(immigration))
     assert "documentation of the immigration status" in text
     assert not text.rstrip(" []0123456789").endswith(":"), text
+
+
+def test_whether_a_limit_applies_is_answered_by_the_exception_not_by_a_figure(answerer: ExtractiveAnswerer) -> None:
+    # "does the 3 month limit still apply?" asks whether the rule applies: the medical exemption answers it (the
+    # glossary reads "cant work" as "unfit for employment"), not a sentence that merely states an age.
+    answerer = ExtractiveAnswerer(answerer.embedder, glossary=Glossary())
+    heading = ["§ 273.24 Time limit for able-bodied adults.", "(c) Exceptions"]
+    exceptions = [
+        para("t::0.1", "(2) Determined by the State agency to be medically certified as physically or mentally "
+                       "unfit for employment.", "(2)", heading=heading),
+        para("t::0.2", "(9) An individual who is 24 years of age or younger and who was in foster care on the date "
+                       "of attaining 18 years of age.", "(9)", heading=heading),
+    ]
+    text, cited = ask(answerer, "abawd client has a bad back and his doctor says he cant work, does the 3 month "
+                                "limit still apply?", hits_of(exceptions))
+    assert cited[0] == "t::0.1", text
