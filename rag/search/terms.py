@@ -30,7 +30,7 @@ things kind sort much many way ways someone somebody i'm i've i'd you're it's ca
 CHAT_FILLER = frozenset("""
 dont doesnt didnt isnt arent wasnt werent wouldnt cant couldnt shouldnt havent hasnt hadnt aint hes shes theyre
 youre im ive theyve weve youve whats thats theres whos wheres hows tho bc cuz coz pls plz thx btw fyi lol um uh
-yeah yep nope gonna wanna gotta kinda really actually basically literally client clients
+yeah yep nope gonna wanna gotta kinda really actually basically literally client clients guy
 """.split())
 
 _TOKEN = re.compile(r"[A-Za-z0-9]+(?:['’][A-Za-z]+)?")

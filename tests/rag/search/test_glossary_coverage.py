@@ -148,6 +148,11 @@ def test_no_policy_term_repeats_within_an_entry(bundled: dict[str, dict[str, lis
     ("he sells plates out of his house on weekends", ["self-employment"]),
     ("is there a deduction for people who work", ["earned income deduction"]),
     ("she sells her food stamps for cash", ["trafficking"]),
+    # who is in the household
+    ("a guy eats dinner with the family, is he on her case?", ["customarily purchase food and prepare meals together",
+                                                             "household member"]),
+    ("he pays for his meals and his room", ["boarder"]),
+    ("can the baby be added to her case", ["household composition"]),
 ])
 def test_navigators_words_reach_the_regulations_terms(glossary: Glossary, question: str,
                                                        expected: list[str]) -> None:

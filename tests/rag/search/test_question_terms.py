@@ -16,6 +16,7 @@ from rag.search.terms import question_terms
     # A contraction is its first word: a pronoun goes, a name stays.
     ("hes on strike, what's SNAP's rule", ["strike", "snap", "rule"]),
     ("client just had a baby bc her sister moved out tho", ["baby", "sister", "moved"]),
+    ("this guy pays rent for his room", ["pays", "rent", "room"]),
 ])
 def test_how_a_question_is_typed_is_not_its_topic(typed: str, topic: list[str]) -> None:
     assert question_terms(typed) == topic
