@@ -57,7 +57,7 @@ from adapters.teams.messages import (
 )
 from adapters.teams.service_hosts import host_of
 from adapters.teams.service_url_policy import ServiceUrlPolicy
-from adapters.teams.settings import TeamsSettings
+from adapters.teams.settings import MESSAGES_PATH, TeamsSettings
 from adapters.teams.streaming import TeamsAnswerStream, is_personal, starter_actions
 from adapters.teams.token_guard import authenticated
 from bot.port import Chat, ChatBot, FeedbackError, ReplyKind, Turn, Vote
@@ -65,7 +65,6 @@ from bot.port import Chat, ChatBot, FeedbackError, ReplyKind, Turn, Vote
 log = logging.getLogger(__name__)
 
 PLATFORM = "teams"
-MESSAGES_PATH = "/api/messages"
 _FEEDBACK_VERB = re.compile(r"^feedback\.")
 _MESSAGE_ID = ";messageid="
 # Typing shows for a few seconds in Teams: after the first one, refresh it while a slow answer is being written.

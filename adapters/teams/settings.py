@@ -18,6 +18,7 @@ from adapters.teams.service_hosts import parse_allow_list
 from bot.errors import UserError
 
 ENV_PREFIX = "NAVIBOT_TEAMS_"
+MESSAGES_PATH = "/api/messages"  # where the Bot Connector posts activities
 GUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
 
 

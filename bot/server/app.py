@@ -26,7 +26,7 @@ import signal
 from collections.abc import Awaitable, Callable
 from contextlib import suppress
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from aiohttp import web
 from slack_bolt.adapter.socket_mode.aiohttp import AsyncSocketModeHandler
@@ -41,15 +41,17 @@ from adapters.slack.app import (
 )
 from adapters.slack.settings import Mode, SlackSettings, SlackSettingsError
 from adapters.slack.tokens import check_app_token, check_token
-from adapters.teams.agent import MESSAGES_PATH, TeamsBot, add_teams_routes
 from adapters.teams.settings import ENV_PREFIX as TEAMS_PREFIX
-from adapters.teams.settings import TeamsSettings
+from adapters.teams.settings import MESSAGES_PATH, TeamsSettings
 from bot.config.settings import Settings
 from bot.errors import UserError
 from bot.observability.metrics import CONTENT_TYPE, Metrics
 from bot.server.admin import add_admin_routes
 from bot.server.health import Health
 from bot.wiring.runtime import Bot
+
+if TYPE_CHECKING:
+    from adapters.teams.agent import TeamsBot
 
 log = logging.getLogger(__name__)
 
@@ -235,6 +237,9 @@ def build_server_app(bot: Bot, settings: Settings, slack_settings: SlackSettings
                 log.warning("Teams: NAVIBOT_ACCESS_GROUPS maps Teams teams, but in anonymous mode channelData.team.id "
                             "is whatever the request says: any caller can claim any team, so access groups protect "
                             "nothing on Teams. Set the Teams credentials before relying on them.")
+        # The Agents SDK is imported only when Teams is served: ~1 s of a Slack-only start (adapters/teams/agent.py)
+        from adapters.teams.agent import add_teams_routes
+
         state.teams = add_teams_routes(app, bot, teams_settings)
     add_admin_routes(app, bot, settings)  # /admin, when NAVIBOT_ADMIN_TOKEN or _PROXY_HEADER is set
     app.router.add_get(HEALTH_PATH, healthz)
