@@ -84,6 +84,10 @@ def asks_quantity(text: str) -> bool:
     if _HOW_MUCH.search(text):
         return True
     return bool(_LIMIT.search(text)) and not _WHETHER_IT_APPLIES.search(text)
+# A lead-in that does not end on ":" ("The following individuals ... must be included in the same household, unless
+# otherwise specified."), whose items are the paragraphs under it. Not "the following month".
+_INTRODUCES = re.compile(r"\bthe following\s+(?!(?:months?|years?|days?|weeks?|calendar|business|day's)\b)\w+|"
+                         r"\bas follows\b", re.IGNORECASE)
 # A sentence that only points elsewhere ("as provided in paragraph (b) of this section") states no rule itself.
 _REFERENCE_ONLY = re.compile(r"^(?:[^.]{0,80})\b(?:in accordance with|as (?:specified|provided|described) in|"
                              r"set forth in)\b[^.]{0,60}\bparagraph\b", re.IGNORECASE)
@@ -213,6 +217,19 @@ def _ranked_second(others: list[_Piece], ranks: dict[str, int], best: _Piece) ->
     return second
 
 
+def _introducing_parent(pieces: list[_Piece], item: _Piece) -> _Piece | None:
+    """The sentence of the paragraph just above `item` (same section) that introduces the items, if any."""
+    path = item.sub.heading_path
+    above = [p for p in pieces if p.order < item.order and p.sub.chunk_id == item.sub.chunk_id
+             and len(path) > 1 and p.sub.heading_path == path[:-1] and _introduces(p)]
+    return max(above, key=lambda p: p.order) if above else None
+
+
+def _introduces(piece: _Piece) -> bool:
+    """The sentence introduces a list: it ends on ":" or announces "the following …" items."""
+    return piece.text.rstrip().endswith(":") or bool(_INTRODUCES.search(piece.text))
+
+
 def _is_heading(piece: _Piece) -> bool:
     """The sentence is only its paragraph's title, as the heading path shows it."""
     return bool(piece.sub.heading_path) and piece.text.strip().rstrip(".") == piece.sub.heading_path[-1].strip()
@@ -304,12 +321,19 @@ class ExtractiveAnswerer:
         chosen = [_Piece(best_text, best.sub, best.chunk_rank, best.order, best.score, best.rule)]
         used = len(best_text.split())
         lead_needed = best.text.startswith("- ")
+        parent = None if lead_needed else _introducing_parent(pieces, best)
+        if parent is not None and max_words - used >= MIN_ITEM_WORDS:
+            # An item that is a paragraph of its own ("(ii) A person under 22 years of age …; and") needs the
+            # lead-in above it as much as a list item does.
+            text = _trim(parent.text, max_words - used)
+            chosen.append(_Piece(text, parent.sub, parent.chunk_rank, parent.order, parent.score, parent.rule))
+            used += len(text.split())
         if lead_needed:  # a list item needs the list's lead-in to make sense
             lead = _lead_in(pieces, best)
             if lead and used + len(lead.text.split()) <= max_words:
                 chosen.append(lead)
                 used += len(lead.text.split())
-        elif best.text.rstrip().endswith(":") and not _items_after(pieces, best):
+        elif _introduces(best) and not _items_after(pieces, best):
             # A regulation's lead-in ("The following persons are exempt:") whose items are paragraphs of their own
             # ((i), (ii) …): the items that answer best, each citing its own paragraph.
             for item in _sub_items(pieces, best):
@@ -342,7 +366,18 @@ class ExtractiveAnswerer:
                 continue
             chosen.append(piece)
             used += size
-        if (second is not None and len(chosen) < MAX_SENTENCES and room - used >= MIN_ITEM_WORDS
+        items = _sub_items(pieces, second) if second is not None and _introduces(second) else []
+        if (second is not None and items and len(chosen) + 2 <= MAX_SENTENCES and room - used >= 2 * MIN_ITEM_WORDS
+                and all(p.sub is not second.sub and p.sub is not items[0].sub for p in chosen)):
+            # A lead-in says nothing alone ("The following individuals ... must be included in the same household"):
+            # it joins with the item under it that answers best, each citing its own paragraph.
+            lead_text = _trim(second.text, (room - used) // 2)
+            item = items[0]
+            chosen.append(_Piece(lead_text, second.sub, second.chunk_rank, second.order, second.score, second.rule))
+            chosen.append(_Piece(_trim(item.text, room - used - len(lead_text.split())), item.sub, item.chunk_rank,
+                                 item.order, item.score, item.rule))
+            return sorted(chosen[:-2], key=lambda p: p.order) + chosen[-2:]
+        if (second is not None and not items and len(chosen) < MAX_SENTENCES and room - used >= MIN_ITEM_WORDS
                 and all(p.sub is not second.sub for p in chosen)):
             chosen.append(_Piece(_trim(second.text, room - used), second.sub, second.chunk_rank, second.order,
                                  second.score, second.rule))

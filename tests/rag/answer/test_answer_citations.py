@@ -11,7 +11,7 @@ from collections.abc import Sequence
 import pytest
 
 from rag.answer.answerer import AnswerRequest
-from rag.answer.extractive import ExtractiveAnswerer, asks_quantity
+from rag.answer.extractive import ExtractiveAnswerer, _introduces, _Piece, asks_quantity
 from rag.answer.moods import Mood, MoodBook
 from rag.documents import Chunk, SearchHit, SubChunk
 from rag.search.embedding import WordLlamaEmbedder
@@ -187,3 +187,34 @@ def test_whether_a_limit_applies_is_answered_by_the_exception_not_by_a_figure(an
     text, cited = ask(answerer, "abawd client has a bad back and his doctor says he cant work, does the 3 month "
                                 "limit still apply?", hits_of(exceptions))
     assert cited[0] == "t::0.1", text
+
+
+def test_a_lead_in_announcing_the_following_items_comes_with_the_one_that_answers(
+        answerer: ExtractiveAnswerer) -> None:
+    # Not every lead-in ends on ":" ("… must be included in the same household, unless otherwise specified.").
+    heading = ["§ 273.1 Household concept.", "(b) Special household requirements"]
+    combinations = [
+        para("h::0.0", "(1) Required household combinations. The following individuals who live with others must be "
+                       "considered as customarily purchasing food and preparing meals with the others, and thus must "
+                       "be included in the same household, unless otherwise specified.", "(1)", heading=heading),
+        para("h::0.1", "(i) Spouses;", "(1)", "(i)", heading=heading),
+        para("h::0.2", "(ii) A person under 22 years of age who is living with his or her natural or adoptive "
+                       "parent(s) or step-parent(s); and", "(1)", "(ii)", heading=heading),
+    ]
+    # The item that answers is quoted after the lead-in it continues, each citing its own paragraph.
+    text, cited = ask(answerer, "must a 21 year old living with her parents be in the same household",
+                      hits_of(combinations))
+    assert cited[:2] == ["h::0.0", "h::0.2"], text
+    assert text.index("The following individuals") < text.index("under 22 years of age")
+
+
+@pytest.mark.parametrize(("sentence", "introduces"), [
+    ("The following individuals must be included in the same household, unless otherwise specified.", True),
+    ("Benefits shall be calculated as follows.", True),
+    ("The following persons are exempt:", True),
+    ("Benefits are issued in the following month.", False),
+    ("The household reapplies the following day.", False),
+])
+def test_what_introduces_a_list(sentence: str, introduces: bool) -> None:
+    sub = para("x::0.0", sentence, "(1)")
+    assert _introduces(_Piece(sentence, sub, 0, 0)) is introduces
