@@ -11,6 +11,7 @@ import pytest
 from bot.cli.main import demo_kb_path
 from bot.config.settings import Settings
 from bot.wiring.runtime import Bot, Core, build_bot, build_core
+from tests.fakes.glossary_parse_cache import parses_remembered
 from tests.fakes.teams_stream_pace import paced
 
 
@@ -27,6 +28,13 @@ def teams_stream_pace() -> Iterator[None]:
     """The Agents SDK's one-second pause between streamed Teams activities, at a fifth (tests/fakes/
     teams_stream_pace.py says why the tests stay meaningful)."""
     with paced():
+        yield
+
+
+@pytest.fixture(scope="session", autouse=True)
+def glossary_parsed_once() -> Iterator[None]:
+    """The bundled glossary parsed once per session, not once per bot built (tests/fakes/glossary_parse_cache.py)."""
+    with parses_remembered():
         yield
 
 
