@@ -23,6 +23,7 @@ from rag.documents import Chunk, SearchHit
 from rag.search.embedding import Embedder
 from rag.search.glossary import Expansion, Glossary
 from rag.search.legal_location import location
+from rag.search.paragraph_ranker import learned_order
 from rag.search.sentences import SentenceEvidence
 from rag.search.spelling import Speller
 from rag.search.store import EmbeddingMismatch, Filters, KnowledgeStore
@@ -72,6 +73,9 @@ class Retriever:
         self.glossary = glossary
         # typos read as the closest words the store holds (rag/search/spelling.py); None: searched as typed
         self.speller = Speller.of(store, glossary.entries if glossary is not None else None) if spelling else None
+        if getattr(store, "candidate_sentences", None) is None:  # rag/search/paragraph_ranker.py needs its features
+            log.info("paragraph ranking: %s computes no paragraph features: candidate paragraphs keep the fused order",
+                     type(store).__name__)
 
     def spelled(self, text: str) -> str:
         """`text` as it is searched: words the store has never seen corrected to the closest ones it holds."""
@@ -121,6 +125,7 @@ class Retriever:
         n = max(self.candidates, k)
         expansion = self.glossary.expand(query) if self.glossary is not None else Expansion()
         vector = self._query_vector(query, expansion)
+        query = " ".join(query.split())  # one line: the store reads the question's own words from the first
         if expansion:
             log.debug("glossary: %s -> %s", ", ".join(expansion.matched), expansion.text)
             query = f"{query}\n{expansion.text}"  # lexical: the question's words first, then the policy terms
@@ -154,11 +159,14 @@ class Retriever:
 
 def rank_candidate_paragraphs(evidence: SentenceEvidence, fused: list[str]) -> list[str]:
     """Every candidate paragraph, best first: its best sentence's BM25, its mean sentence vector, and its
-    chunk's fused rank (a paragraph of a strong section beats a lone strong sentence elsewhere), fused by RRF."""
+    chunk's fused rank (a paragraph of a strong section beats a lone strong sentence elsewhere), fused by RRF;
+    then the head of that order re-ordered by the learned model over the paragraphs' features when the store
+    computes them (rag/search/paragraph_ranker.py; the embedded store does, MongoDB's does not)."""
     chunk_rank = {cid: i for i, cid in enumerate(fused)}
     by_chunk = sorted(evidence.chunk_of, key=lambda sub: chunk_rank.get(evidence.chunk_of[sub], len(fused)))
     rankings = [evidence.paragraphs_lexical, evidence.paragraphs_vector, by_chunk]
-    return [sub for sub, _ in reciprocal_rank_fusion(rankings, k=PARAGRAPH_RRF_K)] if evidence.chunk_of else []
+    fused_order = [sub for sub, _ in reciprocal_rank_fusion(rankings, k=PARAGRAPH_RRF_K)] if evidence.chunk_of else []
+    return learned_order(fused_order, evidence.features)
 
 
 def with_best_paragraphs(fused: list[str], paragraphs: list[str], chunk_of: dict[str, str], k: int) -> list[str]:

@@ -4,7 +4,7 @@ it, so sentence-level evidence re-ranks the candidate sections (quotes stay whol
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -65,6 +65,8 @@ class SentenceEvidence:
     paragraphs_lexical: list[str]
     paragraphs_vector: list[str]
     chunk_of: dict[str, str]  # sub_id -> chunk_id of every paragraph seen
+    # sub_id -> its rag.search.paragraph_features.FEATURES, for the learned ranking (empty: a store without them)
+    features: dict[str, tuple[float, ...]] = field(default_factory=dict)
 
 
 def rank_sentences(rows: list[tuple[str, str]], scores: np.ndarray, matrix: np.ndarray | None,
@@ -106,10 +108,12 @@ def _first_seen(owners: np.ndarray, order: np.ndarray) -> np.ndarray:
 
 def rank_sentence_arrays(chunk_ids: list[str], chunk_of_sentence: np.ndarray, subs: list[str],
                          paragraph_of_sentence: np.ndarray, chunk_of_paragraph: np.ndarray, scores: np.ndarray,
-                         sims: np.ndarray | None, paragraph_sims: np.ndarray | None) -> SentenceEvidence:
+                         sims: np.ndarray | None, paragraph_sims: np.ndarray | None,
+                         features: np.ndarray | None = None) -> SentenceEvidence:
     """`rank_sentences` on integer arrays: sentences number their section (into `chunk_ids`) and paragraph (into
     `subs`, numbered in reading order); `sims`: each sentence's similarity to the question, `paragraph_sims` each
-    paragraph's (None without a question vector). The same lists, without a Python step per sentence."""
+    paragraph's (None without a question vector); `features`: one row per paragraph. The same lists, without a
+    Python step per sentence."""
     scores = np.asarray(scores, dtype=np.float64)
     chunk_of = {sub: chunk_ids[c] for sub, c in zip(subs, chunk_of_paragraph.tolist(), strict=True)}
     by_score = np.argsort(-scores, kind="stable")
@@ -123,4 +127,5 @@ def rank_sentence_arrays(chunk_ids: list[str], chunk_of_sentence: np.ndarray, su
     if sims is not None and paragraph_sims is not None:
         chunks_vector = [chunk_ids[i] for i in _first_seen(chunk_of_sentence, np.argsort(-sims, kind="stable"))]
         paragraphs_vector = [subs[i] for i in np.argsort(-paragraph_sims, kind="stable")]
-    return SentenceEvidence(chunks_lexical, chunks_vector, paragraphs_lexical, paragraphs_vector, chunk_of)
+    rows = dict(zip(subs, map(tuple, features.tolist()), strict=True)) if features is not None else {}
+    return SentenceEvidence(chunks_lexical, chunks_vector, paragraphs_lexical, paragraphs_vector, chunk_of, rows)

@@ -31,7 +31,8 @@ import numpy as np
 
 from rag.documents import Chunk, SourceDocument, SubChunk
 from rag.search.blas import single_threaded_blas
-from rag.search.bm25 import query_stems, stemmed
+from rag.search.bm25 import idf, query_stems, stemmed
+from rag.search.paragraph_features import paragraph_features
 from rag.search.section_index import Posting, SectionStats, Tokenizer, bm25_scores, top_rows
 from rag.search.sentence_blocks import Candidates, StoredBlock, bm25_block_scores, build_block
 from rag.search.sentences import Sentence, SentenceEvidence, chunk_sentences, rank_sentence_arrays
@@ -536,7 +537,10 @@ class SQLiteKnowledgeStore:
 
     def sentence_evidence(self, query: str, vector: np.ndarray | None, chunk_ids: list[str]) -> SentenceEvidence:
         terms = query_stems(query)
-        found = self.candidate_sentences(terms, chunk_ids) if chunk_ids else None
+        # The Retriever passes the question on the first line and the glossary's terms after it: the learned
+        # paragraph ranking counts the question's own words apart (rag/search/paragraph_features.py).
+        own = query_stems(query.partition("\n")[0])
+        found = self.candidate_sentences(list(dict.fromkeys(terms + own)), chunk_ids) if chunk_ids else None
         if found is None:
             return SentenceEvidence([], [], [], [], {})
         sentences, ids = found.sentences, found.term_ids
@@ -548,9 +552,11 @@ class SQLiteKnowledgeStore:
             direction = np.asarray(vector, dtype=np.float32)
             sims = sentences.vectors @ direction
             paragraph_sims = sentences.paragraph_sims(sims)
+        idfs = {i: idf(found.n_docs, found.df[i]) for i in ids.values() if found.df.get(i, 0) > 0}
+        features = paragraph_features(sentences, scores, paragraph_sims, [ids[t] for t in own if t in ids], idfs)
         return rank_sentence_arrays(found.chunk_ids, sentences.chunk_of_sentence,
                                     sentences.subs, sentences.paragraph_of_sentence, sentences.chunk_of_paragraph,
-                                    scores, sims, paragraph_sims)
+                                    scores, sims, paragraph_sims, features)
 
     def get_chunks(self, chunk_ids: list[str]) -> list[Chunk]:
         if not chunk_ids:

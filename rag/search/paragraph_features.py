@@ -1,0 +1,64 @@
+"""Per-paragraph features of the candidate sections' sentences, for the learned paragraph ranking
+(rag/search/paragraph_ranker.py).
+
+Read from arrays the sentence step already holds (each sentence's term ids, BM25 and vector similarity): numpy
+over the candidates' tokens, nothing embedded or fetched again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+from rag.search.sentence_blocks import Candidates
+
+# Column order of `paragraph_features`.
+FEATURES = ("bm25_best", "bm25_sum", "coverage", "proximity", "vector_mean", "ordinal", "length", "one_sentence")
+PROXIMITY_WINDOW = 3  # two query words at most this many positions apart (same sentence) count as a phrase
+
+
+def paragraph_features(sentences: Candidates, scores: np.ndarray, paragraph_sims: np.ndarray | None,
+                       term_ids: Sequence[int], idfs: Mapping[int, float]) -> np.ndarray:
+    """One row per paragraph of `sentences.subs`, columns as FEATURES: its best and its summed sentence BM25 (a
+    paragraph whose sentences share out the query's words), the idf-weighted share of the query's terms its
+    text holds, how often two query words stand close together in it, the similarity of its mean sentence
+    vector (0 without a query vector), its place in its section (legal text states the general rule first), its
+    length in words (log) and whether it is one sentence (a lead-in or a list item, as the store splits).
+    `term_ids`: the question's own terms (not the glossary's), `idfs` their idf."""
+    n_paragraphs = len(sentences.subs)
+    out = np.zeros((n_paragraphs, len(FEATURES)))
+    if n_paragraphs == 0 or len(sentences) == 0:
+        return out
+    owner = sentences.paragraph_of_sentence
+    scores = np.asarray(scores, dtype=np.float64)
+    best = np.full(n_paragraphs, -np.inf)
+    np.maximum.at(best, owner, scores)
+    out[:, 0] = np.where(np.isfinite(best), best, 0.0)
+    out[:, 1] = np.bincount(owner, weights=scores, minlength=n_paragraphs)
+    terms = np.unique(np.fromiter((t for t in term_ids if idfs.get(t, 0.0) > 0), dtype=np.int64))
+    if len(terms):
+        ends = np.cumsum(sentences.head_lens + sentences.body_lens)
+        found = np.flatnonzero(np.isin(sentences.tokens, terms))
+        sentence_of = np.searchsorted(ends, found, side="right")
+        starts = ends[sentence_of] - sentences.head_lens[sentence_of] - sentences.body_lens[sentence_of]
+        in_body = found - starts >= sentences.head_lens[sentence_of]  # headings are shared by siblings
+        body, body_sentence = found[in_body], sentence_of[in_body]
+        # each (paragraph, query term) once, as one integer key
+        keys = np.unique(owner[body_sentence] * len(terms) + np.searchsorted(terms, sentences.tokens[body]))
+        if len(keys):
+            weights = np.fromiter((idfs[int(t)] for t in terms), dtype=np.float64, count=len(terms))
+            covered = np.bincount(keys // len(terms), weights=weights[keys % len(terms)], minlength=n_paragraphs)
+            out[:, 2] = covered / weights.sum()
+        if len(body) > 1:
+            close = ((body[1:] - body[:-1]) <= PROXIMITY_WINDOW) & (body_sentence[1:] == body_sentence[:-1]) & (
+                sentences.tokens[body[1:]] != sentences.tokens[body[:-1]])
+            out[:, 3] = np.log1p(np.bincount(owner[body_sentence[1:][close]], minlength=n_paragraphs))
+    if paragraph_sims is not None and len(paragraph_sims) == n_paragraphs:
+        out[:, 4] = paragraph_sims
+    sections = sentences.chunk_of_paragraph
+    first = np.r_[0, np.flatnonzero(sections[1:] != sections[:-1]) + 1]
+    out[:, 5] = np.log1p(np.arange(n_paragraphs) - np.repeat(first, np.diff(np.r_[first, n_paragraphs])))
+    out[:, 6] = np.log1p(np.bincount(owner, weights=sentences.body_lens, minlength=n_paragraphs))
+    out[:, 7] = np.bincount(owner, minlength=n_paragraphs) <= 1  # each paragraph has at least one sentence
+    return out
