@@ -4,7 +4,9 @@
     .venv/bin/python benchmarks/paragraph_ltr.py collect --corpus ../shared/eval/doc2dial/corpus.jsonl \
         --questions ../shared/eval/doc2dial/questions.jsonl --out /tmp/ltr_d2d.pkl
     .venv/bin/python benchmarks/paragraph_ltr.py train [--extra /tmp/ltr_d2d.pkl [--extra-only]] [--sets ablate]
-    .venv/bin/python benchmarks/paragraph_ltr.py final --extra /tmp/ltr_d2d.pkl   # weights on all 400 questions
+    .venv/bin/python benchmarks/paragraph_ltr.py train --extra /tmp/ltr_d2d.pkl --strict [--nested]
+    .venv/bin/python benchmarks/paragraph_ltr.py final --extra /tmp/ltr_d2d.pkl --strict --add one_sentence --l2 1.0 \
+        [--half odd|even]   # the shipped weights (rag/search/paragraph_ranker.py), or one half's for `navibot eval`
 
 `collect` runs every answerable first turn through the Retriever (the embedded store and default glossary, as
 `navibot eval` does) and records, for every candidate paragraph, cheap features of its sentences (FEATURES below:
@@ -16,7 +18,11 @@ gold span. `train` re-orders today's best HEAD paragraphs with a linear model (f
 1 / (RANK_K + rank) within the head and standardised; listwise softmax loss, L2 toward today's order), trained on
 the odd qids and tested on the even ones and the reverse (with --extra: doc2dial added to the training questions,
 or alone), against today's order: held-out hit@3, rank-1 share, rank-1 share counting citable paragraphs only.
-Findings (2026-11-23) are in benchmarks/RESULTS.md.
+With --strict the positives are the citable paragraphs only (label 3: the gold or one under it): trained on
+what hit@3 counts, the model promoted short parent lead-ins, which a citation does not count and which answer
+nothing. TEXT_FEATURES add, for research, whether the text ends with ":" (a lead-in) and whether it is one
+sentence as the store splits it (`one_sentence`, also computed by rag/search/paragraph_features.py from the
+stored sentences, so the shipped ranker reads it). Findings (2026-11-23) are in benchmarks/RESULTS.md.
 """
 
 from __future__ import annotations
@@ -44,14 +50,14 @@ from rag.evaluation.evaluate import SectionGold
 from rag.search.bm25 import idf, query_stems
 from rag.search.legal_location import inside, location, near
 from rag.search.sentence_blocks import Candidates, bm25_block_scores
-from rag.search.sentences import SentenceEvidence
+from rag.search.sentences import SentenceEvidence, split_sentences
 
 _DEFAULT_CORPUS = REPO.parent / "shared" / "corpus" / "snap" / "7-cfr-273.md"
 _DEFAULT_QUESTIONS = REPO.parent / "shared" / "eval" / "cfr273-dev" / "questions.jsonl"
 _QUANTITY = re.compile(r"\b(how (long|much|many|often|soon|old)|limit|deadline|maximum|minimum|amount|within)\b",
                        re.IGNORECASE)
 _NUMBER = re.compile(r"\$|\d|percent|\b(one|two|three|four|five|six|ten|twelve|thirty|sixty)\b", re.IGNORECASE)
-TEXT_FEATURES = ("depth", "sibling", "number")
+TEXT_FEATURES = ("depth", "sibling", "number", "colon", "one_sentence")
 SPAN_PREFIX = 40  # doc2dial: a paragraph holding the span's first 40 characters (spans may run on past it)
 
 
@@ -214,6 +220,8 @@ def _text_features(row: dict[str, Any]) -> np.ndarray:
         out[i, 1] = np.log1p(siblings.get(key, 0))
         siblings[key] = siblings.get(key, 0) + 1
         out[i, 2] = float(quantity and bool(_NUMBER.search(text)))
+        out[i, 3] = float(text.rstrip().endswith(":"))  # a lead-in to the sub-paragraphs that hold the rule
+        out[i, 4] = float(len(split_sentences(text)) <= 1)  # as the store splits
     return out
 
 
@@ -394,6 +402,10 @@ def train(path: Path, sets: list[str], extra: Path | None = None, extra_only: bo
         "S3": ["rrf_rank", "bm25_sum", "ordinal", "length"],
         "S1+chunk_rank": ["rrf_rank", *FEATURES, "chunk_rank"],
         "S1+depth": ["rrf_rank", *FEATURES, "depth"],
+        "S1+colon": ["rrf_rank", *FEATURES, "colon"],
+        "S1+one_sentence": ["rrf_rank", *FEATURES, "one_sentence"],
+        "S1+number": ["rrf_rank", *FEATURES, "number"],
+        "S1+colon+number": ["rrf_rank", *FEATURES, "colon", "number"],
         "all": ["rrf_rank", *[n for n in names if n != "rrf_rank"]],
     }
     for name in sets:
@@ -444,7 +456,7 @@ def train(path: Path, sets: list[str], extra: Path | None = None, extra_only: bo
     print("weights (all questions): " + ", ".join(f"{n}={v:+.3f}" for n, v in zip(ordered, w, strict=True)))
 
 
-def final(path: Path, extra: Path | None, half: str = "", drop: Sequence[str] = ()) -> None:
+def final(path: Path, extra: Path | None, half: str = "", drop: Sequence[str] = (), add: Sequence[str] = ()) -> None:
     """Fit the S1 feature set on all questions of `path` (or its odd or even qids: to measure the other half end to
     end with `navibot eval`) and `extra`, and print the weights as the constants a wired ranker would use."""
     tables, names = _tables(path)
@@ -452,15 +464,15 @@ def final(path: Path, extra: Path | None, half: str = "", drop: Sequence[str] = 
         tables = [r for r in tables if r[2] % 2 == (1 if half == "odd" else 0)]
     others, _ = _tables(extra) if extra else ([], names)
     baseline_column = names.index("rrf_rank")
-    kept = [n for n in FEATURES if n not in drop]
+    kept = [n for n in FEATURES if n not in drop] + list(add)
     columns = [baseline_column, *(names.index(n) for n in kept)]
     fitted = dict(zip(["fused_rank", *kept], fit([(normalise_head(x[:, columns], x[:, baseline_column]), y,
                                                    x[:, baseline_column]) for x, y, _ in tables + others]),
                       strict=True))
-    w = [fitted.get(name, 0.0) for name in COLUMNS]
+    w = [fitted.get(name, 0.0) for name in (*COLUMNS, *add)]
     print(f"# {len(tables) + len(others)} questions, L2 {OPT.l2}, prior {OPT.prior}, head {OPT.head}")
     print("WEIGHTS: Mapping[str, float] = {")
-    for name, weight in zip(COLUMNS, w, strict=True):
+    for name, weight in zip((*COLUMNS, *add), w, strict=True):
         print(f'    "{name}": {weight:.3f},')
     print("}")
 
@@ -476,6 +488,7 @@ def main() -> int:
     parser.add_argument("--extra", type=Path, help="more training questions (collected), e.g. doc2dial's")
     parser.add_argument("--extra-only", action="store_true", help="train on --extra alone")
     parser.add_argument("--drop", nargs="*", default=[], help="final: features left out (weight 0)")
+    parser.add_argument("--add", nargs="*", default=[], help="final: text features added (TEXT_FEATURES)")
     parser.add_argument("--half", choices=["odd", "even"], help="final: train on these qids of --data only")
     parser.add_argument("--only", nargs="*", default=[], help="the feature sets whose name starts so")
     parser.add_argument("--head", type=int, default=40)
@@ -491,7 +504,7 @@ def main() -> int:
     if args.step == "collect":
         collect(args.corpus, args.questions, args.data)
     elif args.step == "final":
-        final(args.data, args.extra, args.half, args.drop)
+        final(args.data, args.extra, args.half, args.drop, args.add)
     else:
         train(args.data, args.sets, args.extra, args.extra_only)
     return 0
