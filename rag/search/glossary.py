@@ -26,8 +26,12 @@ MAX_CHARS = 200  # a phrase or policy term longer than this is a slip in the fil
 
 _WORD = re.compile(r"[a-z0-9]+")
 # Words a phrase matches with or without, whichever one is typed: "living in a car" is also "living in her car",
-# "living in their car" and "living in car"; "lost her job" is also "lost his job".
-DETERMINERS = frozenset("a an the her his their my your our its".split())
+# "living in their car" and "living in car"; "lost her job" is also "lost his job"; "pay them back" "pay him back".
+DETERMINERS = frozenset("a an the her his their my your our its him them me us".split())
+# Words a phrase matches in any of their forms: who does it ("how much can she have" is also "… can they have",
+# "… can I have") and the verb's agreement with it ("how much does she owe" is also "how much do they owe").
+_SAME = {**dict.fromkeys(("she", "he", "they", "i", "we", "you"), "they"), "does": "do", "has": "have",
+         "is": "are", "was": "were"}
 _WORD_ANY_CASE = re.compile(r"[A-Za-z0-9]+")
 _HEADER = re.compile(r"^\s*\[\s*(?:\"([^\"]*)\"|'([^']*)'|([A-Za-z0-9_-]+))\s*\]")
 _TOML_PLACE = re.compile(r"\s*\(at line (\d+), column (\d+)\)")
@@ -144,8 +148,9 @@ def bundled_path() -> Path:
 
 
 def _content(words: list[str]) -> tuple[str, ...]:
-    """A phrase's words without articles and possessives (all of them when that is all it has)."""
-    return tuple(w for w in words if w not in DETERMINERS) or tuple(words)
+    """A phrase's words as matched: without articles, possessives and object pronouns (all of them when that is
+    all it has), subject pronouns and their verbs in one form."""
+    return tuple(_SAME.get(w, w) for w in words if w not in DETERMINERS) or tuple(words)
 
 
 class Glossary:
@@ -192,7 +197,7 @@ class Glossary:
         words = [w for w, _, _ in spans]
         said = set(words)
         at = [i for i, w in enumerate(words) if w not in DETERMINERS]  # the words phrases are matched on
-        kept = [words[i] for i in at]
+        kept = [_SAME.get(words[i], words[i]) for i in at]
         matched: list[str] = []
         entries: list[tuple[str, tuple[str, ...]]] = []
         terms: list[str] = []

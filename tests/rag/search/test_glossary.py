@@ -86,6 +86,10 @@ def test_articles_and_possessives_do_not_count(glossary: Glossary, tmp_path: Pat
         assert "homeless individual" in glossary.expand(f"client is {typed}, any shelter deduction?").terms, typed
     assert glossary.expand("she lost her job").matched == ("lost her job",)  # as typed
     assert glossary.expand("he lost his job").terms == glossary.expand("she lost her job").terms
+    # Who does it, and the verb's agreement with it, in any form.
+    assert glossary.expand("how much money can I have in the bank").terms == glossary.expand(
+        "how much money can she have in the bank").terms != ()
+    assert glossary.expand("how much does he owe").terms == glossary.expand("how much do they owe").terms != ()
     # Phrases that differ only in such words are one entry: both lists of terms count.
     path = tmp_path / "glossary.toml"
     path.write_text('bundled = false\n[t]\n"the card" = ["EBT card"]\n"card" = ["benefit card"]\n', encoding="utf-8")
