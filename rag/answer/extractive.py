@@ -20,7 +20,7 @@ from rag.search.embedding import Embedder
 from rag.search.glossary import Glossary
 from rag.search.paragraphs import rank_paragraphs
 from rag.search.sentences import reading_sentences
-from rag.search.terms import tokens
+from rag.search.terms import STOPWORDS, tokens
 
 _LIST_ITEM = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)])\s+")
 CHUNKS_READ = 3  # answers come from the best few sections; lower ones rarely hold the answer
@@ -134,8 +134,15 @@ def _cues(text: str) -> set[tuple[str, str]]:
 
 
 def _phrase_match(question: str, heading_path: list[str]) -> float:
-    """1.0 when the paragraph's own heading has a question-word pair of the question ("Who can get WIC")."""
-    return 1.0 if heading_path and _cues(question) & _cues(heading_path[-1]) else 0.0
+    """1.0 when the paragraph's own heading has a question-word pair of the question ("Who can get WIC") or all
+    of its topic words, at least two ("What WIC provides" for "What does WIC provide?"): a page section titled by
+    the question."""
+    if not heading_path:
+        return 0.0
+    if _cues(question) & _cues(heading_path[-1]):
+        return 1.0
+    asked = set(stemmed(" ".join(w for w in tokens(question) if w not in STOPWORDS)))  # "provide" counts here
+    return 1.0 if len(asked) >= 2 and asked <= set(stemmed(heading_path[-1])) else 0.0
 
 
 def _overlap(terms: set[str], words: set[str], heading: set[str]) -> float:

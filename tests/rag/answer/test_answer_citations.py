@@ -11,7 +11,7 @@ from collections.abc import Sequence
 import pytest
 
 from rag.answer.answerer import AnswerRequest
-from rag.answer.extractive import ExtractiveAnswerer, _introduces, _Piece, asks_quantity
+from rag.answer.extractive import ExtractiveAnswerer, _introduces, _phrase_match, _Piece, asks_quantity
 from rag.answer.moods import Mood, MoodBook
 from rag.documents import Chunk, SearchHit, SubChunk
 from rag.search.embedding import WordLlamaEmbedder
@@ -218,3 +218,13 @@ def test_a_lead_in_announcing_the_following_items_comes_with_the_one_that_answer
 def test_what_introduces_a_list(sentence: str, introduces: bool) -> None:
     sub = para("x::0.0", sentence, "(1)")
     assert _introduces(_Piece(sentence, sub, 0, 0)) is introduces
+
+
+@pytest.mark.parametrize(("question", "heading", "matches"), [
+    ("Who can get WIC?", "Who can get WIC", True),  # a question-word pair
+    ("What does WIC provide?", "What WIC provides", True),  # every topic word, "provide" included
+    ("does the interview have to be in person", "(e) Interviews", False),  # one of three
+    ("What is WIC?", "WIC", False),  # one topic word says too little
+])
+def test_a_section_titled_by_the_question(question: str, heading: str, matches: bool) -> None:
+    assert _phrase_match(question, ["Page", heading]) == (1.0 if matches else 0.0)
