@@ -166,9 +166,10 @@ def collect(corpus: Path, questions_path: Path, out: Path) -> None:
                 seen["features"] = _features(store, query, vector, chunk_ids)
                 return original_evidence(query, vector, chunk_ids)
 
-            def rank(evidence: SentenceEvidence, fused: list[str]) -> list[str]:
-                seen["evidence"], seen["fused"], seen["order"] = evidence, list(fused), original_rank(evidence, fused)
-                return seen["order"]
+            def rank(evidence: SentenceEvidence, fused: list[str]) -> tuple[list[str], list[str]]:
+                orders = original_rank(evidence, fused)
+                seen["evidence"], seen["fused"], seen["order"] = evidence, list(fused), orders[0]  # the model's input
+                return orders
 
             vars(store)["sentence_evidence"] = evidence_of
             vars(retrieve)["rank_candidate_paragraphs"] = rank

@@ -144,8 +144,10 @@ class Retriever:
         rankings = [by_vector, by_lexical, evidence.chunks_lexical, evidence.chunks_vector]
         scores = dict(reciprocal_rank_fusion(rankings, k=self.rrf_k))
         fused = list(scores)  # best first
-        paragraphs = rank_candidate_paragraphs(evidence, fused)
-        top = with_best_paragraphs(fused, paragraphs, evidence.chunk_of, k)
+        # The fused paragraph order picks the sections that hold the best paragraphs; the learned one orders
+        # the paragraphs the answer quotes (re-picking sections by it cost doc2dial a later turn's page).
+        fused_paragraphs, paragraphs = rank_candidate_paragraphs(evidence, fused)
+        top = with_best_paragraphs(fused, fused_paragraphs, evidence.chunk_of, k)
         vrank = {cid: i for i, cid in enumerate(by_vector, start=1)}
         lrank = {cid: i for i, cid in enumerate(by_lexical, start=1)}
         chunks = {c.chunk_id: c for c in self.store.get_chunks(top)}
@@ -157,16 +159,16 @@ class Retriever:
                 for cid in top]
 
 
-def rank_candidate_paragraphs(evidence: SentenceEvidence, fused: list[str]) -> list[str]:
-    """Every candidate paragraph, best first: its best sentence's BM25, its mean sentence vector, and its
-    chunk's fused rank (a paragraph of a strong section beats a lone strong sentence elsewhere), fused by RRF;
-    then the head of that order re-ordered by the learned model over the paragraphs' features when the store
-    computes them (rag/search/paragraph_ranker.py; the embedded store does, MongoDB's does not)."""
+def rank_candidate_paragraphs(evidence: SentenceEvidence, fused: list[str]) -> tuple[list[str], list[str]]:
+    """Every candidate paragraph, best first, twice: by its best sentence's BM25, its mean sentence vector, and
+    its chunk's fused rank (a paragraph of a strong section beats a lone strong sentence elsewhere), fused by
+    RRF; and that order with its head re-ordered by the learned model over the paragraphs' features when the
+    store computes them (rag/search/paragraph_ranker.py; the embedded store does, MongoDB's does not)."""
     chunk_rank = {cid: i for i, cid in enumerate(fused)}
     by_chunk = sorted(evidence.chunk_of, key=lambda sub: chunk_rank.get(evidence.chunk_of[sub], len(fused)))
     rankings = [evidence.paragraphs_lexical, evidence.paragraphs_vector, by_chunk]
     fused_order = [sub for sub, _ in reciprocal_rank_fusion(rankings, k=PARAGRAPH_RRF_K)] if evidence.chunk_of else []
-    return learned_order(fused_order, evidence.features)
+    return fused_order, learned_order(fused_order, evidence.features)
 
 
 def with_best_paragraphs(fused: list[str], paragraphs: list[str], chunk_of: dict[str, str], k: int) -> list[str]:

@@ -98,10 +98,11 @@ def test_the_general_rule_beats_a_sibling_that_repeats_the_question() -> None:
               for i, sub in enumerate(OTHERS)}
     fused = [sub for sub, _ in reciprocal_rank_fusion([["spec", "rule"], ["spec", "rule"], ["spec", "rule"]])]
     assert fused == ["spec", "rule"]  # what the fusion alone ranks first
-    ranked = rank_candidate_paragraphs(_evidence({"rule": rule, "spec": spec} | others), ["c1", "c2"])
+    fused_order, ranked = rank_candidate_paragraphs(_evidence({"rule": rule, "spec": spec} | others), ["c1", "c2"])
     assert ranked[:2] == ["rule", "spec"]
+    assert fused_order[:2] == ["spec", "rule"]  # what picks the sections stays the fusion's
     # without features (a store that computes none) the fused order stands
-    assert rank_candidate_paragraphs(_evidence({}), ["c1", "c2"])[:2] == ["spec", "rule"]
+    assert rank_candidate_paragraphs(_evidence({}), ["c1", "c2"])[1][:2] == ["spec", "rule"]
 
 
 def test_learned_order_reorders_the_head_only() -> None:
@@ -176,7 +177,7 @@ def test_mongodb_computes_no_features_and_keeps_the_fused_order(core: Core, tmp_
     chunk_ids = [cid for cid, _ in store.lexical_search(question, 10, Filters())]
     evidence = store.sentence_evidence(question, core.embedder.embed_query(question), chunk_ids)
     assert evidence.chunk_of and evidence.features == {}
-    assert rank_candidate_paragraphs(evidence, chunk_ids) == [
+    assert rank_candidate_paragraphs(evidence, chunk_ids)[1] == [
         sub for sub, _ in reciprocal_rank_fusion([evidence.paragraphs_lexical, evidence.paragraphs_vector,
                                                   sorted(evidence.chunk_of, key=lambda s: chunk_ids.index(
                                                       evidence.chunk_of[s]))], k=PARAGRAPH_RRF_K)]

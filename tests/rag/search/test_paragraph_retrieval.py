@@ -45,8 +45,8 @@ def test_paragraph_vector_is_the_mean_of_its_sentences() -> None:
 def test_paragraphs_fuse_their_sentences_with_their_chunks_rank() -> None:
     evidence = SentenceEvidence([], [], ["p3", "p1"], ["p3", "p2", "p1"],
                                 {"p1": "c1", "p2": "c1", "p3": "c2"})
-    assert rank_candidate_paragraphs(evidence, ["c1", "c2"]) == ["p3", "p1", "p2"]
-    assert rank_candidate_paragraphs(SentenceEvidence([], [], [], [], {}), ["c1"]) == []
+    assert rank_candidate_paragraphs(evidence, ["c1", "c2"]) == (["p3", "p1", "p2"], ["p3", "p1", "p2"])
+    assert rank_candidate_paragraphs(SentenceEvidence([], [], [], [], {}), ["c1"]) == ([], [])
 
 
 def test_chunks_of_the_best_paragraphs_are_pulled_into_the_first_five() -> None:
