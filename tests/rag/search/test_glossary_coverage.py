@@ -153,6 +153,10 @@ def test_no_policy_term_repeats_within_an_entry(bundled: dict[str, dict[str, lis
                                                              "household member"]),
     ("he pays for his meals and his room", ["boarder"]),
     ("can the baby be added to her case", ["household composition"]),
+    ("her son is in high school and has a part time job", ["elementary or secondary school"]),
+    ("her mom gives her $50 here and there", ["infrequently or irregularly"]),
+    ("does she have to tell snap she moved", ["reporting requirements"]),
+    ("how long can they be certified for", ["certification period"]),
 ])
 def test_navigators_words_reach_the_regulations_terms(glossary: Glossary, question: str,
                                                        expected: list[str]) -> None:
