@@ -102,3 +102,17 @@ def test_in_one_long_chat_the_abawd_question_is_not_about_medicaid(tmp_path: Pat
     assert "§ 999.24" in abawd and "Medicaid" not in abawd
     # The follow-up is read with the ABAWD question (not the Medicaid one), and the line says what was searched.
     assert f"(understood as: {ABAWD} what if she's pregnant?)" in " ".join(replies[2].split())
+
+
+def test_a_hostile_question_is_read_in_bounded_time() -> None:
+    """Long runs of the words the new-topic and quantity patterns look for (far beyond NAVIBOT_MAX_QUESTION_CHARS)
+    cost one pass, not a backtracking blow-up."""
+    import time
+
+    from rag.answer.extractive import asks_quantity
+    from rag.answer.rewrite import without_topic_marker
+    for text in ["ok " * 30_000 + "new question", "new question " * 20_000, "limit does " * 20_000 + "apply"]:
+        started = time.perf_counter()
+        without_topic_marker(text)
+        asks_quantity(text)
+        assert time.perf_counter() - started < 5.0
