@@ -34,7 +34,7 @@ import pickle
 import re
 import sys
 import tempfile
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -49,7 +49,10 @@ import rag.search.retrieve as retrieve
 from rag.evaluation.evaluate import SectionGold
 from rag.search.bm25 import idf, query_stems
 from rag.search.legal_location import inside, location, near
-from rag.search.sentence_blocks import Candidates, bm25_block_scores
+from rag.search.paragraph_features import FEATURES as SHIPPED_FEATURES
+from rag.search.paragraph_features import paragraph_features
+from rag.search.paragraph_ranker import HEAD, normalised
+from rag.search.sentence_blocks import bm25_block_scores
 from rag.search.sentences import SentenceEvidence, split_sentences
 
 _DEFAULT_CORPUS = REPO.parent / "shared" / "corpus" / "snap" / "7-cfr-273.md"
@@ -65,69 +68,11 @@ def _squash(text: str) -> str:
     return " ".join(re.sub(r"\s+([,.;:!?'])", r"\1", text).split()).lower()
 
 
-HEAD = 40  # today's best 40 paragraphs are re-ordered; the rest keep their place
-RANK_K = 10.0  # each feature's rank r among the head counts as 1 / (RANK_K + r), as in reciprocal rank fusion
-# Column order of `paragraph_features`.
-FEATURES = ("bm25_best", "bm25_sum", "coverage", "proximity", "vector_mean", "ordinal", "length")
-PROXIMITY_WINDOW = 3  # two query words at most this many positions apart (same sentence) count as a phrase
-
-
-def paragraph_features(sentences: Candidates, scores: np.ndarray, paragraph_sims: np.ndarray | None,
-                       term_ids: Sequence[int], idfs: Mapping[int, float]) -> np.ndarray:
-    """One row per paragraph of `sentences.subs`, columns as FEATURES: its best and its summed sentence BM25 (a
-    paragraph whose sentences share out the query's words), the idf-weighted share of the query's terms its
-    text holds, how often two query words stand close together in it, the similarity of its mean sentence
-    vector (0 without a query vector), its place in its section (legal text states the general rule first) and
-    its length in words (log). `term_ids`: the query's terms (question and glossary terms), `idfs` their idf."""
-    n_paragraphs = len(sentences.subs)
-    out = np.zeros((n_paragraphs, len(FEATURES)))
-    if n_paragraphs == 0 or len(sentences) == 0:
-        return out
-    owner = sentences.paragraph_of_sentence
-    scores = np.asarray(scores, dtype=np.float64)
-    best = np.full(n_paragraphs, -np.inf)
-    np.maximum.at(best, owner, scores)
-    out[:, 0] = np.where(np.isfinite(best), best, 0.0)
-    out[:, 1] = np.bincount(owner, weights=scores, minlength=n_paragraphs)
-    terms = np.unique(np.fromiter((t for t in term_ids if idfs.get(t, 0.0) > 0), dtype=np.int64))
-    if len(terms):
-        per_sentence = sentences.head_lens + sentences.body_lens
-        starts = np.cumsum(per_sentence) - per_sentence
-        found = np.flatnonzero(np.isin(sentences.tokens, terms))
-        sentence_of = np.searchsorted(np.cumsum(per_sentence), found, side="right")
-        body = found[found - starts[sentence_of] >= sentences.head_lens[sentence_of]]  # headings are shared
-        body_sentence = sentence_of[found - starts[sentence_of] >= sentences.head_lens[sentence_of]]
-        pairs = np.unique(np.column_stack([owner[body_sentence], sentences.tokens[body]]), axis=0)
-        if len(pairs):
-            weights = np.fromiter((idfs[int(t)] for t in terms), dtype=np.float64, count=len(terms))
-            covered = np.bincount(pairs[:, 0], weights=weights[np.searchsorted(terms, pairs[:, 1])],
-                                  minlength=n_paragraphs)
-            out[:, 2] = covered / weights.sum()
-        if len(body) > 1:
-            close = ((body[1:] - body[:-1]) <= PROXIMITY_WINDOW) & (body_sentence[1:] == body_sentence[:-1]) & (
-                sentences.tokens[body[1:]] != sentences.tokens[body[:-1]])
-            out[:, 3] = np.log1p(np.bincount(owner[body_sentence[1:][close]], minlength=n_paragraphs))
-    if paragraph_sims is not None and len(paragraph_sims) == n_paragraphs:
-        out[:, 4] = paragraph_sims
-    sections = sentences.chunk_of_paragraph
-    first = np.r_[0, np.flatnonzero(sections[1:] != sections[:-1]) + 1]
-    out[:, 5] = np.log1p(np.arange(n_paragraphs) - np.repeat(first, np.diff(np.r_[first, n_paragraphs])))
-    out[:, 6] = np.log1p(np.bincount(owner, weights=sentences.body_lens, minlength=n_paragraphs))
-    return out
+# The shipped features and their normalisation (rag/search/paragraph_features.py, paragraph_ranker.py): the first
+# seven columns are the research's FEATURES; the shipped eighth, `one_sentence`, is a TEXT_FEATURE here, so that
+# runs with and without it (`--add one_sentence`) can be compared.
+FEATURES = SHIPPED_FEATURES[:SHIPPED_FEATURES.index("one_sentence")]
 COLUMNS = ("fused_rank", *FEATURES)
-
-
-def normalised(x: np.ndarray) -> np.ndarray:
-    """Per column: 1 / (RANK_K + rank), rank from 1 for the highest value (ties share the best), standardised over
-    the rows (a column of ties becomes 0). What matters is a paragraph's place among its rivals, not the scale
-    of a corpus's scores."""
-    out = np.empty(x.shape, dtype=np.float64)
-    for j in range(x.shape[1]):
-        ordered = np.sort(-x[:, j])
-        out[:, j] = 1.0 / (RANK_K + np.searchsorted(ordered, -x[:, j], side="left") + 1)
-    sd = out.std(axis=0)
-    centred = out - out.mean(axis=0)
-    return np.where(sd > 1e-12, centred / np.where(sd > 1e-12, sd, 1.0), 0.0)
 
 
 def _features(store: Any, query: str, vector: np.ndarray | None, chunk_ids: list[str]) -> dict[str, Any] | None:
@@ -143,7 +88,7 @@ def _features(store: Any, query: str, vector: np.ndarray | None, chunk_ids: list
     idfs = {i: idf(n_docs, df[i]) for i in ids.values() if df.get(i, 0) > 0}
     features = paragraph_features(sentences, scores, sentences.paragraph_sims(sims) if sims is not None else None,
                                   [ids[t] for t in own if t in ids], idfs)
-    return dict(zip(sentences.subs, features, strict=True))
+    return dict(zip(sentences.subs, features[:, :len(FEATURES)], strict=True))
 
 
 def collect(corpus: Path, questions_path: Path, out: Path) -> None:
