@@ -39,7 +39,7 @@ def paragraph_features(sentences: Candidates, scores: np.ndarray, paragraph_sims
     terms = np.unique(np.fromiter((t for t in term_ids if idfs.get(t, 0.0) > 0), dtype=np.int64))
     if len(terms):
         ends = np.cumsum(sentences.head_lens + sentences.body_lens)
-        found = np.flatnonzero(np.isin(sentences.tokens, terms))
+        found = np.flatnonzero(np.isin(sentences.tokens, terms, kind="sort"))  # "table" (auto) is ~10x slower here
         sentence_of = np.searchsorted(ends, found, side="right")
         starts = ends[sentence_of] - sentences.head_lens[sentence_of] - sentences.body_lens[sentence_of]
         in_body = found - starts >= sentences.head_lens[sentence_of]  # headings are shared by siblings
