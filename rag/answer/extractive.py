@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from itertools import pairwise
 
 import numpy as np
@@ -139,10 +140,17 @@ def _phrase_match(question: str, heading_path: list[str]) -> float:
     the question."""
     if not heading_path:
         return 0.0
-    if _cues(question) & _cues(heading_path[-1]):
+    cues, named = _question_cues(question)
+    if cues & _cues(heading_path[-1]):
         return 1.0
-    asked = set(stemmed(" ".join(w for w in tokens(question) if w not in STOPWORDS)))  # "provide" counts here
-    return 1.0 if len(asked) >= 2 and asked <= set(stemmed(heading_path[-1])) else 0.0
+    return 1.0 if len(named) >= 2 and named <= set(stemmed(heading_path[-1])) else 0.0
+
+
+@lru_cache(maxsize=64)
+def _question_cues(question: str) -> tuple[frozenset[tuple[str, str]], frozenset[str]]:
+    """The question's word pairs and its words' stems, function words aside ("provide" counts here): read once per
+    question, not once per sentence scored."""
+    return frozenset(_cues(question)), frozenset(stemmed(" ".join(w for w in tokens(question) if w not in STOPWORDS)))
 
 
 def _overlap(terms: set[str], words: set[str], heading: set[str]) -> float:
