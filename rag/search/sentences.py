@@ -4,6 +4,7 @@ it, so sentence-level evidence re-ranks the candidate sections (quotes stay whol
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -66,7 +67,25 @@ class SentenceEvidence:
     paragraphs_vector: list[str]
     chunk_of: dict[str, str]  # sub_id -> chunk_id of every paragraph seen
     # sub_id -> its rag.search.paragraph_features.FEATURES, for the learned ranking (empty: a store without them)
-    features: dict[str, tuple[float, ...]] = field(default_factory=dict)
+    features: Mapping[str, Sequence[float]] = field(default_factory=dict)
+
+
+class FeatureRows(Mapping[str, Sequence[float]]):
+    """Each paragraph's row of a feature matrix, by sub_id, read on demand: the learned ranking reads the rows of
+    its first 40 paragraphs only, so the hundreds of other candidates are never turned into Python tuples."""
+
+    def __init__(self, subs: list[str], matrix: np.ndarray) -> None:
+        self._row = dict(zip(subs, range(len(subs)), strict=True))
+        self._matrix = matrix
+
+    def __getitem__(self, sub: str) -> tuple[float, ...]:
+        return tuple(self._matrix[self._row[sub]].tolist())
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._row)
+
+    def __len__(self) -> int:
+        return len(self._row)
 
 
 def rank_sentences(rows: list[tuple[str, str]], scores: np.ndarray, matrix: np.ndarray | None,
@@ -127,5 +146,5 @@ def rank_sentence_arrays(chunk_ids: list[str], chunk_of_sentence: np.ndarray, su
     if sims is not None and paragraph_sims is not None:
         chunks_vector = [chunk_ids[i] for i in _first_seen(chunk_of_sentence, np.argsort(-sims, kind="stable"))]
         paragraphs_vector = [subs[i] for i in np.argsort(-paragraph_sims, kind="stable")]
-    rows = dict(zip(subs, map(tuple, features.tolist()), strict=True)) if features is not None else {}
+    rows: Mapping[str, Sequence[float]] = FeatureRows(subs, features) if features is not None else {}
     return SentenceEvidence(chunks_lexical, chunks_vector, paragraphs_lexical, paragraphs_vector, chunk_of, rows)
