@@ -107,7 +107,8 @@ PROGRAMS: dict[str, re.Pattern[str]] = {
     "food banks": re.compile(r"\bfood (?:banks?|pantry|pantries)\b", re.I),
 }
 _ACCESS = re.compile(r"\b(?:apply|applying|application|sign(?:ing)? up|enroll|qualif\w*|eligib\w*|waitlist|"
-                     r"wait list|how much\b.*\bwill|get (?:on|into)|need(?:s|ed)? (?:for|to get)|deliver\w*)\b", re.I)
+                     r"wait list|how much\b(?:\W+\w+){0,10}?\W+will|get (?:on|into)|need(?:s|ed)? (?:for|to get)|"
+                     r"deliver\w*)\b", re.I)  # a bounded gap: "how much\b.*\bwill" backtracked over the whole text
 DOMINANT_MIN = 3  # mentions in the best sections for a program to be what they are about
 PROGRAM_SECTIONS = 10  # what the knowledge around the question is about: more than the best three
 

@@ -103,7 +103,8 @@ def test_an_earlier_turns_request_does_not_count_again_in_a_follow_up() -> None:
 def test_a_hostile_question_is_checked_in_bounded_time() -> None:
     """Long runs of the words the checks look for (far longer than NAVIBOT_MAX_QUESTION_CHARS lets in) cost a
     single pass, not a backtracking blow-up."""
-    for text in ["snap " + "what day " * 20_000, "ebt " + "new " * 30_000 + "x", "ebt " + "check " * 20_000 + "balanc",
+    for text in ["ebt how much " * 20_000 + "x", "snap " + "what day " * 20_000, "ebt " + "new " * 30_000 + "x",
+                 "ebt " + "check " * 20_000 + "balanc",
                  "can you " * 20_000 + "look"]:
         started = time.perf_counter()
         unanswerable_reason(text, SNAP_RULES)
