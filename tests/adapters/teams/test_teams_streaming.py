@@ -107,7 +107,7 @@ def test_a_second_sentence_citing_an_unretrieved_paragraph_is_never_streamed(
     gemini.stream_reply = lambda body: "{1} [{0}]. Call 1-900-555-0100 now [elsewhere::9.9].".format(
         *cited(body, 0))
     calls, _ = ask(streaming_bot, STUDENTS)
-    assert all("900" not in str(c.body) for c in calls)
+    assert all("555-0100" not in str(c.body) for c in calls)
     final = [c for c in calls if stream_info(c) and stream_info(c)["streamType"] == "final"]  # type: ignore[index]
     assert len(final) == 1 and "[1]" in final[0].body["text"]
 
@@ -117,7 +117,7 @@ def test_a_first_sentence_citing_an_unretrieved_paragraph_ends_with_the_no_answe
     gemini.stream_reply = lambda body: "Call 1-900-555-0100 now [elsewhere::9.9]. {1} [{0}].".format(
         *cited(body, 0))
     calls, _ = ask(streaming_bot, STUDENTS)
-    assert all("900" not in str(c.body) for c in calls)
+    assert all("555-0100" not in str(c.body) for c in calls)
     assert not [c for c in calls if stream_info(c) and stream_info(c)["streamType"] == "streaming"]  # type: ignore[index]
     final = [c for c in calls if c.type == "message"][-1]
     assert "couldn" in final.body["text"]
