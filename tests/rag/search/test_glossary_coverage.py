@@ -225,6 +225,25 @@ def test_navigators_words_reach_the_paragraph_rule(glossary: Glossary, question:
     assert all(term in terms for term in expected), (question, terms)
 
 
+# Session 10: the regulation's defined terms and paragraph titles (normal processing standard, delays in processing,
+# same-day filing, authorized representative, durational residency, continuation of benefits, time period for
+# requesting a hearing, transitional benefits) as a navigator says them on a call.
+@pytest.mark.parametrize(("question", "expected"), [
+    ("how long does the office have to process her application", ["normal processing standard"]),
+    ("it's been five weeks and they still havent decided", ["delays in processing"]),
+    ("can he apply today and bring the proofs later", ["same-day filing"]),
+    ("can her son apply for her while she's in rehab", ["authorized representative"]),
+    ("she moved from another state, is there a waiting period", ["durational residency requirements"]),
+    ("will her benefits stay the same until the hearing", ["continuation of benefits"]),
+    ("how many days to appeal a reduction", ["time period for requesting hearing"]),
+    ("her TANF case closed last month", ["transitional benefits"]),
+])
+def test_navigators_words_reach_the_regulations_defined_terms(glossary: Glossary, question: str,
+                                                              expected: list[str]) -> None:
+    terms = glossary.expand(question).terms
+    assert all(term in terms for term in expected), (question, terms)
+
+
 def test_a_longer_phrase_keeps_a_shorter_ones_meaning_out(glossary: Glossary) -> None:
     # "over 60" means elderly; "over 60 days" is a processing delay (the longest phrase at a word wins).
     terms = glossary.expand("the application has been pending over 60 days").terms
