@@ -237,11 +237,20 @@ def test_navigators_words_reach_the_paragraph_rule(glossary: Glossary, question:
     ("will her benefits stay the same until the hearing", ["continuation of benefits"]),
     ("how many days to appeal a reduction", ["time period for requesting hearing"]),
     ("her TANF case closed last month", ["transitional benefits"]),
+    ("what's the asset limit for a couple over 60", ["maximum allowable financial resources"]),
+    ("she gets child support from the kids' dad", ["support or alimony payments"]),
+    ("the group home provides meals", ["residents of an institution"]),
 ])
 def test_navigators_words_reach_the_regulations_defined_terms(glossary: Glossary, question: str,
                                                               expected: list[str]) -> None:
     terms = glossary.expand(question).terms
     assert all(term in terms for term in expected), (question, terms)
+
+
+def test_asking_whether_something_counts_is_not_asking_for_the_limit(glossary: Glossary) -> None:
+    # "count toward the asset limit" is an exclusions question (273.8(e)), not the limit itself (273.8(b)).
+    terms = glossary.expand("does her car count toward the asset limit").terms
+    assert "resources" in terms and "maximum allowable financial resources" not in terms
 
 
 def test_a_longer_phrase_keeps_a_shorter_ones_meaning_out(glossary: Glossary) -> None:
