@@ -6,7 +6,9 @@ question shares enough words with some section ("SNAP office", "EBT card", "amou
 the offline answerer would quote that loosely related paragraph. Each check below asks for the kind of fact the
 question needs and looks for it in the best sections: a phone number needs digits shaped like one, office hours a
 clock time, this year's figure the year itself; a knowledge base that holds them (a county's contact page) still
-answers. Used by rag.answer.evidence; no language model.
+answers. The checks name kinds of fact, not questions: an office's contact details or schedule, a state's own
+figures, what the card can buy or why it was refused at the till, one client's case, another program's door.
+Used by rag.answer.evidence; no language model.
 """
 
 from __future__ import annotations
@@ -31,15 +33,32 @@ class Need:
 
 
 _NEEDS = (
-    Need("phone number",
-         re.compile(r"\b(?:phone|telephone|call center|hotline|fax)\s*(?:number|#|no\b)|\bnumber (?:to|for) call\b|"
+    Need("contact details",
+         re.compile(r"\b(?:phone|telephone|call center|hotline|fax|contact)\s*(?:number|#|no\b|info\b|information|"
+                    r"details)|\bnumber (?:to|for) call\b|"
                     # asked for ("is there a hotline she can call"), not told of ("she called the hotline and …")
                     r"\b(?:is there|are there|what(?:'s| is)?|whats|give me|need)\s+(?:\w+\s+){0,3}"
-                    r"(?:hotline|helpline|help line|call center)\b", re.I),
-         re.compile(r"\(?\b\d{3}\)?[\s.-]\d{3}[\s.-]\d{4}\b|\b1-8\d\d\b")),
+                    r"(?:hotline|helpline|help line|call center)\b|"
+                    # "the number for the food stamp office", "the email for the caseworkers", "mailing address"
+                    r"\b(?:number|e-?mail(?: address)?|address)\s+(?:for|of|to)\s+(?:the\s+|her\s+|his\s+|their\s+|"
+                    r"our\s+|my\s+)?(?:[\w-]+\s+){0,3}?(?:office|caseworkers?|workers?|agency|department|dss|hhs|"
+                    r"dhs|hra|unit)\b|\b(?:what(?:'s| is)|whats|need|give me)\s+(?:\w+\s+){0,3}?mailing address\b|"
+                    r"\b(?:address|where)\s+(?:\w+\s+){0,3}?(?:mail|send|fax|"
+                    r"drop off|turn in)\b(?:\s+\w+){0,6}?\s+(?:in|to|at)\s+(?:the\s+)?(?:[\w-]+\s+){1,2}?"
+                    r"(?:county|parish|borough|district)\b", re.I),
+         re.compile(r"\(?\b\d{3}\)?[\s.-]\d{3}[\s.-]\d{4}\b|\b1-8\d\d\b|\b[\w.+-]+@[\w-]+\.[\w.]+\b|"
+                    r"\b\d{1,5} [A-Z][a-z]+ (?:St|Street|Ave|Avenue|Road|Rd|Blvd|Drive|Dr)\b")),
     Need("opening hours",
          re.compile(r"\b(?:office hours|opening hours|hours of operation|what time\b.*\b(?:open|close)|"
-                    r"(?:open|close)s? (?:on )?(?:saturdays?|sundays?|weekends?|today|tomorrow))\b", re.I),
+                    r"(?:open|close)s? (?:on )?(?:saturdays?|sundays?|weekends?|today|tomorrow))\b|"
+                    # an office, lobby or agency open or closing ("is the county office open on memorial day",
+                    # "when does the hhs lobby open", "is the snap office closing in december"): its own
+                    # schedule, never in the rules. A case or a certification period that closes is not one.
+                    r"\b(?:offices?|lobby|lobbies|building|dss|hhs|dhs|hra|agency)\s+(?:\w+\s+){0,2}?"
+                    r"(?:open|opens|opened|closed|closes|closing|shut|shutting)\b(?!\s+(?:a|an|the|her|his|their)\s+"
+                    r"(?:case|application|file)\b)|"
+                    r"\bwhen (?:does|do|is|will) (?:the )?(?:[\w-]+ ){0,3}?(?:office|lobby|dss|hhs|dhs|hra|agency) "
+                    r"(?:open|close|reopen)", re.I),
          re.compile(r"\b\d{1,2}(?::\d{2})?\s*(?:a\.?m\.?|p\.?m\.?)", re.I)),
     Need("a place nearby",
          re.compile(r"\b(?:closest|nearest)\s+(?:\w+\s+){0,2}(?:office|pantry|pantries|food bank|location|center|"
@@ -50,12 +69,18 @@ _NEEDS = (
     # without saying any of this; only a question in an EBT/SNAP context, so that a lost Social Security card is not
     # read as one. A knowledge base with the state's card page (replacing a card, the issuance schedule) answers.
     Need("EBT card logistics",
-         re.compile(r"^(?=.*\b(?:ebt|snap|food stamps?|benefits? card)\b)(?=.*(?:"
+         re.compile(r"^(?=.*\b(?:ebt|snap|food stamps?|benefits? card)\b|"
+                    r".*\bbenefits\b(?:\s+\S+){0,6}?\s+(?:on|onto|to)\s+(?:the|her|his|their)\s+card\b)(?=.*(?:"
                     r"\b(?:lost|stolen|stole|damaged|broken|skimmed|hacked|replace\w*|new|another)\s+"
                     r"(?:(?:her|his|my|their|the|a|an)\s+)?(?:ebt\s+|snap\s+|benefits?\s+|food stamps?\s+)?card\b"
                     r"|\bcards?\s+(?:was\s+|got\s+|is\s+|has been\s+)?(?:lost|stolen|damaged|skimmed|hacked|drained|"
                     r"declined|blocked|locked)\b"
                     r"|\bpin(?:\s+number)?\b"
+                    # a card refused at the till, the balance on it, ordering online with it
+                    r"|\bcards?\s+(?:\w+\s+){0,2}?(?:isn'?t|is not|not|won'?t|doesn'?t|didn'?t|wasn'?t|keeps?|got|"
+                    r"getting|was|is)\s+(?:getting\s+)?(?:working|work|accepted|taken|swiping|declined|rejected)\b"
+                    r"|\b(?:current|remaining|her|his|their|my|snap|ebt|card)\s+balance\b"
+                    r"|\b(?:order|shop|buy)\w*\s+(?:[\w'-]+\s+){0,3}?online\b|\bonline\s+(?:grocer\w*|shopping|orders?)\b"
                     r"|\b(?:check|see|find out)\s+(?:\w+\s+){0,2}balance\b|\bbalance on\b"
                     r"|\bhow much\b(?:\s+\w+){0,3}?\s+(?:left|remaining)\s+on\b"
                     r"|\bdeposits?\b(?:\s+\w+){0,3}?\s+(?:hit|hits|post|posts|land|lands|show up)\b"
@@ -63,19 +88,56 @@ _NEEDS = (
                     r"|\b(?:what|which)\s+(?:day|date)\b(?:\s+\w+){0,8}?\s+(?:loaded|deposited|deposit|load|added|"
                     r"hits?|come in|comes in|go on|goes on|put on)\b"
                     r"|\bwhen\s+(?:do|does|will|is)\b(?:\s+\w+){0,6}?\s+(?:get\s+|be\s+)?(?:loaded|deposited|"
-                    r"put on|added to)\b))"
+                    r"put on|added to|go on|goes on|come on|land on)\b))"
                     # skimming, cloning and draining happen to benefit cards, whatever the question calls them
-                    r"|\bcards?\s+(?:was\s+|got\s+|is\s+|has been\s+)?(?:skimmed|cloned|drained)\b", re.I | re.S),
+                    r"|\bcards?\s+(?:was\s+|got\s+|is\s+|has been\s+)?(?:skimmed|cloned|drained)\b"
+                    r"|\bused\s+(?:her|his|their|my|the)\s+(?:ebt\s+|snap\s+)?card\s+without\b", re.I | re.S),
          re.compile(r"\breplace(?:ment)?\s+(?:\w+\s+){0,4}(?:ebt\s+)?cards?\b|\bcards?\s+(?:\w+\s+){0,4}replaced\b|"
                     r"\bissuance (?:schedule|calendar)\b|\b(?:benefits|snap)\s+(?:are|is)\s+(?:deposited|loaded)\b|"
                     r"\bbalance inquir|\bcheck (?:your|the|a|their) (?:\w+ )?balance\b|"
                     r"\b(?:change|reset|choose|select) (?:your|a|the|their) PIN\b", re.I)),
+    # What the benefits can buy is defined apart from the eligibility rules (7 CFR 271.2 "eligible foods"); only
+    # for an item other than food itself ("use her ebt card to buy food for her" asks who may shop).
+    Need("what the benefits can buy",
+         re.compile(r"\b(?:buy|purchase|pay for)\s+(?!(?:food|groceries|meals?)\b)(?:[\w'-]+\s+){0,4}?(?:with|using)\s+"
+                    r"(?:her\s+|his\s+|their\s+|my\s+|the\s+)?(?:snap|ebt|food stamps?)\b|"
+                    r"\b(?:snap|ebt|food stamps?)(?:\s+cards?|\s+benefits)?\s+(?:be\s+)?(?:used|use|spent|spend)\s+"
+                    r"(?:to buy|to purchase|to pay for|for|on)\s+(?!(?:food|groceries|meals?)\b)\w|"
+                    r"\b(?:use|spend)\s+(?:her\s+|his\s+|their\s+|my\s+|the\s+)?(?:snap|ebt|food stamps?)"
+                    r"(?:\s+cards?|\s+benefits)?\s+(?:to buy|to purchase|to pay for|on)\s+"
+                    r"(?!(?:food|groceries|meals?)\b)\w",
+                    re.I),
+         re.compile(r"\beligible foods?\b|\b(?:eligible|ineligible|allowable)\s+items?\b|"
+                    r"\bcan(?:not|'t)?\s+(?:be\s+)?(?:buy|bought|purchase|purchased)\b", re.I)),
+    # A password, a login or a locked account belongs to a state's website, not to the rules.
+    Need("an online account's logistics",
+         # trouble with one ("reset her password", "locked out", "cant log in"), not a page's steps that name one
+         re.compile(r"\b(?:reset|forgot|forgotten|recover|lost|can'?t remember)\w*\s+(?:\w+\s+){0,3}?(?:password|"
+                    r"username|user name|login)\b|\blocked out\b|\baccount (?:is |got |was )?locked\b|"
+                    r"\b(?:can'?t|cannot|unable to|won'?t let (?:her|him|them|me))\s+(?:log|sign) ?in\b", re.I),
+         # a page on the website itself ("reset your password", "log in to"), not the rules' electronic signatures
+         re.compile(r"\b(?:reset|forgot|forgotten|change|recover)\w*\s+(?:\w+\s+){0,3}?(?:password|username)\b|"
+                    r"\b(?:password|username)\s+(?:\w+\s+){0,3}?(?:reset|recovery)\b|\blocked out\b|"
+                    r"\blog(?:ging)? ?in(?:to| to)\b", re.I)),
     Need("a case lookup",
          # asked of the bot ("can you look up …"), not "how do I check on my case?", which a page may answer
          re.compile(r"\b(?:can|could|would|will|pls|please)\s+(?:you|u)\s+(?:please\s+)?(?:look ?up|check|find|"
-                    r"see)\b(?:\s+\w+){0,3}?\s+(?:my|her|his|their|this|the)\s+(?:client|case|application|app|"
-                    r"status|benefits)\b|\blook ?up (?:her|his|my|their|the|this)?\s*(?:client'?s?\s+)?case\b|"
-                    r"\bcase\s*(?:#|no\.?|number)\s*\d", re.I),
+                    r"see|pull up)\b(?:\s+\w+){0,3}?\s+(?:my|her|his|their|this|the)\s+(?:clients?'?s?|case|"
+                    r"application|app|status|benefits)\b|\blook ?up (?:her|his|my|their|the|this)?\s*(?:client'?s?\s+)?"
+                    r"case\b|\bcase\s*(?:#|no\.?|number|num)?\s*:?\s*#?\d{5,}\b|\bcase\s*(?:#|no\.?|number)\s*\d|"
+                    # where one client's case stands: "did her application go through?", "can u see if my clients
+                    # recert was processed", "tell me when her interview is scheduled"
+                    r"^\W*(?:\w+\W+){0,3}?(?:did|has|have|is|was)\s+(?:her|his|their|(?:my|the|this) clients?'?s?)\s+"
+                    r"(?:[\w-]+\s+){0,2}?(?:application|app|recert\w*|renewal|case|paperwork|documents?|"
+                    r"verifications?|interview)\s+(?:been\s+|get\s+|gotten\s+)?(?:go through|gone through|went through|"
+                    r"processed|approved|done|finished|submitted|scheduled|received)\b|"
+                    r"\b(?:see|check|find out|tell me|let me know)\s+(?:if|whether|when|where)\s+(?:her|his|their|"
+                    r"(?:my|the|this) clients?'?s?)\s+(?:[\w-]+\s+){0,2}?(?:application|app|recert\w*|renewal|case|"
+                    r"paperwork|documents?|interview|appointment|hearing|card)\b|"
+                    # a request to act for the client, which a bot that only reads policy cannot do
+                    r"\b(?:can|could|would|will|pls|please)\s+(?:you|u)\s+(?:please\s+|pls\s+)?(?:send|mail|e-?mail|"
+                    r"fax|text|call|submit|schedule|reschedule|approve|process|update|enroll|sign up|cancel|reopen|"
+                    r"transfer)\s+(?:her|him|them|(?:my|the|this) clients?)\b", re.I),
          None),
 )
 # This year's dollar figures (allotments, utility allowances, income limits) are published each year apart from
@@ -86,6 +148,17 @@ _CURRENT = re.compile(r"\b(?:this year|this fiscal year|right now|(?:fy|fiscal y
                       r"[^.?!]{0,40}?\b(?:in|for)\s+(?:fy\s?)?20\d\d\b", re.I)
 _AMOUNT = re.compile(r"\b(?:how much|amount|limit|max(?:imum)?|allotment|in dollars|dollar|rate|figure)\b|\$",
                      re.I)
+# A state's own figures (its utility allowances, its income limits under broad-based categorical eligibility) are
+# set by that state, not by the federal rules, which name a few states only where they set something apart.
+_STATE = re.compile(r"\b(?:in|for|from|of)\s+(?:the state of\s+)?(alabama|alaska|arizona|arkansas|california|colorado|"
+                    r"connecticut|delaware|florida|georgia|hawaii|idaho|illinois|indiana|iowa|kansas|kentucky|"
+                    r"louisiana|maine|maryland|massachusetts|michigan|minnesota|mississippi|missouri|montana|nebraska|"
+                    r"nevada|new hampshire|new jersey|new mexico|new york|north carolina|north dakota|ohio|oklahoma|"
+                    r"oregon|pennsylvania|rhode island|south carolina|south dakota|tennessee|texas|utah|vermont|"
+                    r"virginia|washington|west virginia|wisconsin|wyoming|puerto rico|guam|district of columbia)\b",
+                    re.I)
+_STATE_FIGURE = re.compile(r"\b(?:how much|amounts?|limits?|max\w*|allotments?|allowances?|sua|standards?|"
+                           r"deductions?|figures?|rates?|caps?)\b|\$", re.I)
 _NEAR = r".{0,300}?"  # how close a year must stand to a dollar figure to be that figure's year
 _YEAR = re.compile(r"\b(?:fy|fiscal year)\s?(20)?(\d\d)\b|\b(20\d\d)\b", re.I)
 
@@ -93,22 +166,32 @@ _YEAR = re.compile(r"\b(?:fy|fiscal year)\s?(20)?(\d\d)\b|\b(20\d\d)\b", re.I)
 # one the best sections are about is not answered from them ("how do I sign up for WIC" against the SNAP rules),
 # while a question about how that program counts for this one is ("LIHEAP help ... count as income for snap").
 PROGRAMS: dict[str, re.Pattern[str]] = {
-    "SNAP": re.compile(r"\b(?:snap|food stamps?|food assistance|ebt)\b", re.I),
+    "SNAP": re.compile(r"\b(?:snap|food stamps?|food assistance|(?<!summer )ebt)\b", re.I),
     "WIC": re.compile(r"\bwic\b", re.I),
     "Medicaid": re.compile(r"\b(?:medicaid|chip)\b", re.I),
     "Medicare": re.compile(r"\bmedicare\b", re.I),
     "TANF": re.compile(r"\b(?:tanf|cash assistance)\b", re.I),
     "SSI": re.compile(r"\bssi\b|\bsupplemental security income\b", re.I),
     "SSDI": re.compile(r"\bssdi\b|\bsocial security disability\b", re.I),
-    "LIHEAP": re.compile(r"\bliheap\b|\benergy assistance\b", re.I),
+    "LIHEAP": re.compile(r"\bliheap\b|\benergy assistance\b|\b(?:help|helps|assistance|program)\b(?:\s+\w+){0,3}?\s+"
+                         r"(?:pay|paying|with)\s+(?:her\s+|his\s+|their\s+|the\s+|a\s+|my\s+)?(?:electric|electricity|"
+                         r"heating|heat|gas|utility|light|power)\s+bills?\b", re.I),
     "housing": re.compile(r"\bsection 8\b|\bhousing (?:choice )?vouchers?\b|\bpublic housing\b", re.I),
     "unemployment": re.compile(r"\bunemployment\b", re.I),
     "tax credits": re.compile(r"\b(?:eitc|ctc|earned income (?:tax )?credit|child tax credit)\b", re.I),
     "food banks": re.compile(r"\bfood (?:banks?|pantry|pantries)\b", re.I),
+    "school meals": re.compile(r"\bschool (?:lunch(?:es)?|breakfasts?|meals?)\b|\bfree (?:or reduced(?:[- ]price)? )?"
+                               r"(?:lunch|breakfast)\b", re.I),
+    "Summer EBT": re.compile(r"\bsummer ebt\b|\bsun ?bucks\b", re.I),
+    "Lifeline": re.compile(r"\blifeline\b|\bfree (?:cell )?phones?\b|\baffordable connectivity\b", re.I),
+    "child care": re.compile(r"\bchild ?care (?:subsid(?:y|ies)|assistance|vouchers?|programs?)\b|\bccap\b", re.I),
+    "Head Start": re.compile(r"\bhead start\b", re.I),
 }
 _ACCESS = re.compile(r"\b(?:apply|applying|application|sign(?:ing)? up|enroll|qualif\w*|eligib\w*|waitlist|"
                      r"wait list|how much\b(?:\W+\w+){0,10}?\W+will|get (?:on|into)|need(?:s|ed)? (?:for|to get)|"
-                     r"deliver\w*)\b", re.I)  # a bounded gap: "how much\b.*\bwill" backtracked over the whole text
+                     r"deliver\w*|file (?:for|a claim)|sign(?:ing)?\s+(?:\w+\s+){0,3}?up|"
+                     r"how (?:do|does|can|would|could) (?:\w+ ){1,2}?get)\b", re.I)
+# (a bounded gap above: "how much\b.*\bwill" backtracked over the whole text)
 DOMINANT_MIN = 3  # mentions in the best sections for a program to be what they are about
 PROGRAM_SECTIONS = 10  # what the knowledge around the question is about: more than the best three
 
@@ -136,6 +219,11 @@ def unanswerable_reason(question: str, hits: list[SearchHit]) -> str | None:
         # the year next to a dollar figure: "Starting in FY 2026, FNS will …" gives no amount
         if not any(re.search(rf"\${_NEAR}\b{year}\b|\b{year}\b{_NEAR}\$", t, re.S) for t in texts):
             return f"asks for a {year} figure, which the best sections do not give"
+    state = _STATE.search(question)
+    if state and _STATE_FIGURE.search(question):
+        name = re.compile(rf"\b{re.escape(state.group(1))}\b", re.I)
+        if not any(name.search(t) for t in texts):
+            return f"asks for {state.group(1).title()}'s own figure, which the best sections do not give"
     asked = programs_in(question)
     if not asked or not _ACCESS.search(question):  # the sections' program matters only then (and costs ~1 ms)
         return None

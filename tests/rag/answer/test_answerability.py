@@ -23,7 +23,7 @@ SNAP_RULES = [hit("A SNAP household must apply at the SNAP office. SNAP benefits
 
 
 @pytest.mark.parametrize(("question", "why"), [
-    ("whats the phone number for the snap office in cuyahoga county", "phone number"),
+    ("whats the phone number for the snap office in cuyahoga county", "contact details"),
     ("what time does the DSS office open on saturdays", "opening hours"),
     ("wheres the closest food pantry near 43215", "a place nearby"),
     ("can u look up case #4471902 and tell me if its approved", "a case lookup"),
@@ -36,7 +36,7 @@ SNAP_RULES = [hit("A SNAP household must apply at the SNAP office. SNAP benefits
     ("what day of the month does snap get loaded on the ebt card in florida", "EBT card logistics"),
     ("she forgot her EBT PIN, what does she do", "EBT card logistics"),
     ("how can she check her snap balance", "EBT card logistics"),
-    ("is there a hotline she can call about her food stamps", "phone number"),
+    ("is there a hotline she can call about her food stamps", "contact details"),
     ("whats the gross income limit for a household of 3 in 2025", "2025 figure"),
     ("how can she check how much is left on her ebt", "EBT card logistics"),
     ("when will her snap deposit hit her card this month", "EBT card logistics"),
@@ -45,6 +45,34 @@ SNAP_RULES = [hit("A SNAP household must apply at the SNAP office. SNAP benefits
     ("can she get on section 8 housing?", "asks about housing"),
     ("what documents does she need for a housing voucher", "asks about housing"),
     ("does the food bank deliver to seniors", "asks about food banks"),
+    # contact details beyond a phone number, and an office's own schedule
+    ("need the number for the food stamp office in lake county", "contact details"),
+    ("what's the email address for the caseworkers at our dss", "contact details"),
+    ("where does she mail her renewal packet in cook county", "contact details"),
+    ("is the hhs office open on veterans day", "opening hours"),
+    ("when does the county office open on mondays", "opening hours"),
+    ("heard the snap office downtown is closing next month, true?", "opening hours"),
+    # a state's own figures
+    ("what is the SUA for new jersey", "New Jersey's own figure"),
+    ("how much can a family of 3 make in texas and still get snap", "Texas's own figure"),
+    # what the card can buy, and the card at the till
+    ("can she buy dog food with her snap", "what the benefits can buy"),
+    ("can ebt be used for paper towels", "what the benefits can buy"),
+    ("her snap card keeps getting declined at the store", "EBT card logistics"),
+    ("whats his remaining ebt balance", "EBT card logistics"),
+    ("can she shop online for groceries with her ebt", "EBT card logistics"),
+    ("someone used his card without asking and bought $200 of stuff", "EBT card logistics"),
+    ("when do benefits go on the card each month", "EBT card logistics"),
+    # one client's case, and a request to act for her
+    ("did her recert go through yet", "a case lookup"),
+    ("can you check if my clients application was approved", "a case lookup"),
+    ("pls look at case 5512093", "a case lookup"),
+    ("could you schedule her for an interview next week", "a case lookup"),
+    # a website's account, and other programs by other names
+    ("she got locked out of her account on the benefits portal", "online account"),
+    ("how do her kids get free lunch at school", "asks about school meals"),
+    ("how do i sign the twins up for summer ebt", "asks about Summer EBT"),
+    ("how does he file for unemployment", "asks about unemployment"),
 ])
 def test_questions_for_facts_the_sections_do_not_hold_have_no_evidence(question: str, why: str) -> None:
     reason = unanswerable_reason(question, SNAP_RULES)
@@ -67,6 +95,12 @@ def test_questions_for_facts_the_sections_do_not_hold_have_no_evidence(question:
     "she got a $300 tax refund in 2024, does it count as a resource",  # a year, but no figure of that year asked
     "does food from a food bank count as income for snap",  # how it counts for SNAP
     "can her authorized rep use her ebt card to shop for her",
+    "the snap office closed her case, can she appeal",  # the case, not the office, was closed
+    "what happens if her application was denied",  # a rule about denials, not where her case stands
+    "does a client in ohio have to do work requirements",  # a state named, no figure asked
+    "can a student with a work study job get snap in california",
+    "can she apply for snap online",
+    "is there an interview, and can it be by phone",
 ])
 def test_questions_the_sections_may_answer_are_left_to_coverage(question: str) -> None:
     assert unanswerable_reason(question, SNAP_RULES) is None
@@ -87,6 +121,16 @@ def test_a_knowledge_base_that_holds_the_fact_still_answers() -> None:
                 title="Your EBT card", headings=("Lost cards",))]
     assert unanswerable_reason("client lost her EBT card, how does she get a new one", card) is None
     assert unanswerable_reason("what day does snap get loaded on the ebt card", card) is None
+    foods = [hit("Eligible foods are foods for the household to eat; pet food, vitamins and paper goods cannot be "
+                 "bought with SNAP.", title="What SNAP buys", headings=("Eligible foods",))]
+    assert unanswerable_reason("can she buy dog food with her snap", foods) is None
+    portal = [hit("Forgot your password? Select 'Reset password' on the sign-in page and follow the email link.",
+                  title="Benefits portal help", headings=("Your account",))]
+    assert unanswerable_reason("she got locked out of her account on the benefits portal", portal) is None
+    state = [hit("New Jersey's standard utility allowance is $785 a month.", title="NJ SNAP figures")]
+    assert unanswerable_reason("what is the SUA for new jersey", state) is None
+    email = [hit("Email the Lake County caseworkers at snap@lakecounty.example.gov.", title="Contact")]
+    assert unanswerable_reason("what's the email address for the caseworkers at our dss", email) is None
     # a year in the rules that stands by no dollar figure is not that year's figure
     plans = [hit("Starting in FY 2026, FNS will increase the estimated number of exemptions.", n=i) for i in range(3)]
     assert unanswerable_reason("whats the snap benefit amount for one person for fy 2026", plans) is not None
@@ -105,7 +149,10 @@ def test_a_hostile_question_is_checked_in_bounded_time() -> None:
     single pass, not a backtracking blow-up."""
     for text in ["ebt how much " * 20_000 + "x", "snap " + "what day " * 20_000, "ebt " + "new " * 30_000 + "x",
                  "ebt " + "check " * 20_000 + "balanc",
-                 "can you " * 20_000 + "look"]:
+                 "can you " * 20_000 + "look", "did her " * 20_000 + "x", "buy " * 20_000 + "with",
+                 "number for the " * 10_000 + "x", "office " * 30_000 + "x", "in " * 30_000 + "texas how much",
+                 "program help " * 10_000 + "pay", "benefits " * 30_000 + "on the",
+                 "ebt card " * 20_000 + "not", "order " * 30_000 + "online"]:
         started = time.perf_counter()
         unanswerable_reason(text, SNAP_RULES)
         assert time.perf_counter() - started < 2.0
