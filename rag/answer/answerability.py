@@ -39,6 +39,10 @@ _NEEDS = (
                     # asked for ("is there a hotline she can call"), not told of ("she called the hotline and …")
                     r"\b(?:is there|are there|what(?:'s| is)?|whats|give me|need)\s+(?:\w+\s+){0,3}"
                     r"(?:hotline|helpline|help line|call center)\b|"
+                    r"\bwho (?:do|should|can|would) (?:i|we|she|he|they) (?:call|contact|email|e-mail|"
+                    r"talk to|ask) (?:at|in) "
+                    r"(?:the |our |her |his )?(?:county|office|dss|hhs|dhs|hra|agency|state)\b|"
+                    r"\bdirect (?:line|number)\b|"
                     # "the number for the food stamp office", "the email for the caseworkers", "mailing address"
                     r"\b(?:number|e-?mail(?: address)?|address)\s+(?:for|of|to)\s+(?:the\s+|her\s+|his\s+|their\s+|"
                     r"our\s+|my\s+)?(?:[\w-]+\s+){0,3}?(?:office|caseworkers?|workers?|agency|department|dss|hhs|"
@@ -49,7 +53,8 @@ _NEEDS = (
          re.compile(r"\(?\b\d{3}\)?[\s.-]\d{3}[\s.-]\d{4}\b|\b1-8\d\d\b|\b[\w.+-]+@[\w-]+\.[\w.]+\b|"
                     r"\b\d{1,5} [A-Z][a-z]+ (?:St|Street|Ave|Avenue|Road|Rd|Blvd|Drive|Dr)\b")),
     Need("opening hours",
-         re.compile(r"\b(?:office hours|opening hours|hours of operation|what time\b.*\b(?:open|close)|"
+         re.compile(r"\b(?:office hours|opening hours|hours of operation|walk[- ]?ins|"
+                    r"walk[- ]in (?:hours|days|times)|what time\b.*\b(?:open|close)|"
                     r"(?:open|close)s? (?:on )?(?:saturdays?|sundays?|weekends?|today|tomorrow))\b|"
                     # an office, lobby or agency open or closing ("is the county office open on memorial day",
                     # "when does the hhs lobby open", "is the snap office closing in december"): its own
@@ -74,14 +79,16 @@ _NEEDS = (
                     r"\b(?:lost|stolen|stole|damaged|broken|skimmed|hacked|replace\w*|new|another)\s+"
                     r"(?:(?:her|his|my|their|the|a|an)\s+)?(?:ebt\s+|snap\s+|benefits?\s+|food stamps?\s+)?card\b"
                     r"|\bcards?\s+(?:was\s+|got\s+|is\s+|has been\s+)?(?:lost|stolen|damaged|skimmed|hacked|drained|"
-                    r"declined|blocked|locked)\b"
+                    r"declined|blocked|locked|frozen|cut|bent|broken|cracked|eaten|demagnetized)\b"
                     r"|\bpin(?:\s+number)?\b"
                     # a card refused at the till, the balance on it, ordering online with it
                     r"|\bcards?\s+(?:\w+\s+){0,2}?(?:isn'?t|is not|not|won'?t|doesn'?t|didn'?t|wasn'?t|keeps?|got|"
                     r"getting|was|is)\s+(?:getting\s+)?(?:working|work|accepted|taken|swiping|declined|rejected)\b"
                     r"|\b(?:current|remaining|her|his|their|my|snap|ebt|card)\s+balance\b"
-                    r"|\b(?:order|shop|buy)\w*\s+(?:[\w'-]+\s+){0,3}?online\b|\bonline\s+(?:grocer\w*|shopping|orders?)\b"
-                    r"|\b(?:check|see|find out)\s+(?:\w+\s+){0,2}balance\b|\bbalance on\b"
+                    r"|\b(?:order|shop|buy)\w*\s+(?:[\w'-]+\s+){0,3}?online\b|\bonline\s+(?:grocer\w*|"
+                    r"shopping|orders?)\b"
+                    r"|\b(?:check|see|find out)\s+(?:\w+\s+){0,2}balance\b|\bbalance on\b|\bcash ?back\b"
+                    r"|\b(?:be|show up|appear)\s+on\s+(?:her|his|their|the|my)\s+(?:ebt\s+|snap\s+)?card\b"
                     r"|\bhow much\b(?:\s+\w+){0,3}?\s+(?:left|remaining)\s+on\b"
                     r"|\bdeposits?\b(?:\s+\w+){0,3}?\s+(?:hit|hits|post|posts|land|lands|show up)\b"
                     r"|\buse\s+(?:her|his|their|my|the)?\s*(?:ebt|snap|food stamps?)(?:\s+card|\s+benefits)?\s+at\b"
@@ -99,13 +106,17 @@ _NEEDS = (
     # What the benefits can buy is defined apart from the eligibility rules (7 CFR 271.2 "eligible foods"); only
     # for an item other than food itself ("use her ebt card to buy food for her" asks who may shop).
     Need("what the benefits can buy",
-         re.compile(r"\b(?:buy|purchase|pay for)\s+(?!(?:food|groceries|meals?)\b)(?:[\w'-]+\s+){0,4}?(?:with|using)\s+"
+         re.compile(r"\b(?:buy|purchase|pay for)\s+(?!(?:food|groceries|"
+                    r"meals?)\b)(?:[\w'-]+\s+){0,4}?(?:with|using|on)\s+"
                     r"(?:her\s+|his\s+|their\s+|my\s+|the\s+)?(?:snap|ebt|food stamps?)\b|"
                     r"\b(?:snap|ebt|food stamps?)(?:\s+cards?|\s+benefits)?\s+(?:be\s+)?(?:used|use|spent|spend)\s+"
                     r"(?:to buy|to purchase|to pay for|for|on)\s+(?!(?:food|groceries|meals?)\b)\w|"
                     r"\b(?:use|spend)\s+(?:her\s+|his\s+|their\s+|my\s+|the\s+)?(?:snap|ebt|food stamps?)"
                     r"(?:\s+cards?|\s+benefits)?\s+(?:to buy|to purchase|to pay for|on)\s+"
-                    r"(?!(?:food|groceries|meals?)\b)\w",
+                    r"(?!(?:food|groceries|meals?)\b)\w|"
+                    r"\b(?:covered|allowed|eligible|approved)\s+(?:by|with|under|on|for)\s+(?:snap|ebt|food stamps?)\b|"
+                    r"\b(?:snap|ebt|food stamps?)\s+(?:cover|covers|pay for|pays for)\s+(?!(?:food|"
+                    r"groceries|meals?)\b)\w",
                     re.I),
          re.compile(r"\beligible foods?\b|\b(?:eligible|ineligible|allowable)\s+items?\b|"
                     r"\bcan(?:not|'t)?\s+(?:be\s+)?(?:buy|bought|purchase|purchased)\b", re.I)),
@@ -122,15 +133,18 @@ _NEEDS = (
     Need("a case lookup",
          # asked of the bot ("can you look up …"), not "how do I check on my case?", which a page may answer
          re.compile(r"\b(?:can|could|would|will|pls|please)\s+(?:you|u)\s+(?:please\s+)?(?:look ?up|check|find|"
-                    r"see|pull up)\b(?:\s+\w+){0,3}?\s+(?:my|her|his|their|this|the)\s+(?:clients?'?s?|case|"
+                    r"see|pull up|find out)\b(?:\s+\w+){0,3}?\s+(?:my|her|his|their|this|the)\s+(?:clients?'?s?|case|"
                     r"application|app|status|benefits)\b|\blook ?up (?:her|his|my|their|the|this)?\s*(?:client'?s?\s+)?"
-                    r"case\b|\bcase\s*(?:#|no\.?|number|num)?\s*:?\s*#?\d{5,}\b|\bcase\s*(?:#|no\.?|number)\s*\d|"
+                    r"case\b|\bpull up (?:her|his|their|the|my clients?'?s?)\s+(?:case|file|application|account)\b|"
+                    r"\b(?:see|find out|check)\s+why\s+(?:her|his|their|she|he|they)\b|"
+                    r"\bcase\s*(?:#|no\.?|number|num)?\s*:?\s*#?\d{5,}\b|\bcase\s*(?:#|no\.?|number)\s*\d|"
                     # where one client's case stands: "did her application go through?", "can u see if my clients
                     # recert was processed", "tell me when her interview is scheduled"
                     r"^\W*(?:\w+\W+){0,3}?(?:did|has|have|is|was)\s+(?:her|his|their|(?:my|the|this) clients?'?s?)\s+"
                     r"(?:[\w-]+\s+){0,2}?(?:application|app|recert\w*|renewal|case|paperwork|documents?|"
                     r"verifications?|interview)\s+(?:been\s+|get\s+|gotten\s+)?(?:go through|gone through|went through|"
-                    r"processed|approved|done|finished|submitted|scheduled|received)\b|"
+                    r"processed|approved|done|finished|submitted|scheduled|received|still (?:on|open|active|"
+                    r"scheduled|pending))\b|"
                     r"\b(?:see|check|find out|tell me|let me know)\s+(?:if|whether|when|where)\s+(?:her|his|their|"
                     r"(?:my|the|this) clients?'?s?)\s+(?:[\w-]+\s+){0,2}?(?:application|app|recert\w*|renewal|case|"
                     r"paperwork|documents?|interview|appointment|hearing|card)\b|"
@@ -143,10 +157,17 @@ _NEEDS = (
 # This year's dollar figures (allotments, utility allowances, income limits) are published each year apart from
 # the rules; a section holds one only if it names the year asked about.
 _CURRENT = re.compile(r"\b(?:this year|this fiscal year|right now|(?:fy|fiscal year)\s?(20)?\d\d)\b"
+                      # "the current max allotment", not "her current job"
+                      r"|\b(?:current|latest)\s+(?:\w+\s+){0,2}?(?:max\w*|standards?|allotments?|limits?|amounts?|sua|"
+                      r"allowances?|deductions?|figures?|caps?|cutoffs?|thresholds?|cola)\b"
                       # "the income limit for a household of 3 in 2025"
-                      r"|\b(?:limits?|amounts?|allotments?|allowances?|figures?|max\w*|standards?|deductions?)\b"
-                      r"[^.?!]{0,40}?\b(?:in|for)\s+(?:fy\s?)?20\d\d\b", re.I)
-_AMOUNT = re.compile(r"\b(?:how much|amount|limit|max(?:imum)?|allotment|in dollars|dollar|rate|figure)\b|\$",
+                      r"|\b(?:limits?|amounts?|allotments?|allowances?|figures?|max\w*|standards?|deductions?|"
+                      r"cutoffs?|cut-offs?|thresholds?|caps?)\b[^.?!]{0,40}?\b(?:in|for)\s+(?:fy\s?)?20\d\d\b"
+                      # "the 2026 gross income limit"
+                      r"|\b20\d\d\s+(?:\w+\s+){0,3}?(?:limits?|amounts?|allotments?|allowances?|standards?|"
+                      r"deductions?|cutoffs?|thresholds?|caps?)\b", re.I)
+_AMOUNT = re.compile(r"\b(?:how much|amount|limit|max(?:imum)?|allotment|allowance|deduction|standard|in dollars|"
+                     r"dollar|rate|figure|cutoff|cut-off|threshold|cap)\b|\$",
                      re.I)
 # A state's own figures (its utility allowances, its income limits under broad-based categorical eligibility) are
 # set by that state, not by the federal rules, which name a few states only where they set something apart.
@@ -176,7 +197,13 @@ PROGRAMS: dict[str, re.Pattern[str]] = {
     "LIHEAP": re.compile(r"\bliheap\b|\benergy assistance\b|\b(?:help|helps|assistance|program)\b(?:\s+\w+){0,3}?\s+"
                          r"(?:pay|paying|with)\s+(?:her\s+|his\s+|their\s+|the\s+|a\s+|my\s+)?(?:electric|electricity|"
                          r"heating|heat|gas|utility|light|power)\s+bills?\b", re.I),
-    "housing": re.compile(r"\bsection 8\b|\bhousing (?:choice )?vouchers?\b|\bpublic housing\b", re.I),
+    "housing": re.compile(r"\bsection 8\b|\bhousing (?:choice )?vouchers?\b|\bpublic housing\b|\brent(?:al)? "
+                          r"assistance\b|\bemergency rental\b|\bhelp (?:with|paying) (?:the |her |his |their )?rent\b|"
+                          r"\bfind (?:her |him |them )?(?:a |an )?(?:new )?(?:apartment|place to live|"
+                          r"housing)\b", re.I),
+    "health insurance": re.compile(r"\b(?:health ?care\.gov|obamacare|aca marketplace|"
+                                   r"free health (?:insurance|coverage)|"
+                                   r"(?:insurance|coverage|plan) (?:through|on|from) the marketplace)\b", re.I),
     "unemployment": re.compile(r"\bunemployment\b", re.I),
     "tax credits": re.compile(r"\b(?:eitc|ctc|earned income (?:tax )?credit|child tax credit)\b", re.I),
     "food banks": re.compile(r"\bfood (?:banks?|pantry|pantries)\b", re.I),
@@ -192,6 +219,8 @@ _ACCESS = re.compile(r"\b(?:apply|applying|application|sign(?:ing)? up|enroll|qu
                      r"deliver\w*|file (?:for|a claim)|sign(?:ing)?\s+(?:\w+\s+){0,3}?up|"
                      r"how (?:do|does|can|would|could) (?:\w+ ){1,2}?get)\b", re.I)
 # (a bounded gap above: "how much\b.*\bwill" backtracked over the whole text)
+_AT_THE_OFFICE = re.compile(r"\b(?:at|through|from|in|by|to)\s+(?:the|her|his|their|a)\s+(?:snap|food stamps?|ebt)\s+"
+                            r"(?:office|offices|worker|caseworker)\b", re.I)
 DOMINANT_MIN = 3  # mentions in the best sections for a program to be what they are about
 PROGRAM_SECTIONS = 10  # what the knowledge around the question is about: more than the best three
 
@@ -224,7 +253,8 @@ def unanswerable_reason(question: str, hits: list[SearchHit]) -> str | None:
         name = re.compile(rf"\b{re.escape(state.group(1))}\b", re.I)
         if not any(name.search(t) for t in texts):
             return f"asks for {state.group(1).title()}'s own figure, which the best sections do not give"
-    asked = programs_in(question)
+    # "at the snap office" names where, not which program: "sign up for medicare at the snap office"
+    asked = programs_in(_AT_THE_OFFICE.sub(" ", question))
     if not asked or not _ACCESS.search(question):  # the sections' program matters only then (and costs ~1 ms)
         return None
     main = _dominant_program(h.chunk.index_text for h in hits[:PROGRAM_SECTIONS])
@@ -232,4 +262,8 @@ def unanswerable_reason(question: str, hits: list[SearchHit]) -> str | None:
     headed = programs_in(" ".join(h.chunk.heading_text for h in hits[:SECTIONS_CHECKED]))
     if main is not None and not asked & ({main} | headed):
         return f"asks about {', '.join(sorted(asked))}; the best sections are about {main}"
+    # Sections about no program in particular may still answer when they name the one asked about (a page on
+    # Medicare's Part D help); when none of them does, they cannot say how to get into it.
+    if main is None and not asked & (headed | programs_in(" ".join(texts))):
+        return f"asks about {', '.join(sorted(asked))}, which the best sections do not name"
     return None

@@ -73,6 +73,20 @@ SNAP_RULES = [hit("A SNAP household must apply at the SNAP office. SNAP benefits
     ("how do her kids get free lunch at school", "asks about school meals"),
     ("how do i sign the twins up for summer ebt", "asks about Summer EBT"),
     ("how does he file for unemployment", "asks about unemployment"),
+    ("who should i call at the county about her missing notice", "contact details"),
+    ("does the dss take walk-ins", "opening hours"),
+    ("whats the current standard deduction", "figure"),
+    ("what is the 2027 net income limit", "2027 figure"),
+    ("her ebt card is frozen, what now", "EBT card logistics"),
+    ("can he get cash back off his snap card", "EBT card logistics"),
+    ("when will the benefits show up on her card", "EBT card logistics"),
+    ("is a birthday cake covered by snap", "what the benefits can buy"),
+    ("can she buy soda on ebt", "what the benefits can buy"),
+    ("could you pull up his case and tell me the status", "a case lookup"),
+    ("pls find out why her benefits got cut", "a case lookup"),
+    ("is her recert interview still on for friday", "a case lookup"),
+    ("she needs help paying rent, how does she apply", "asks about housing"),
+    ("can she sign up for medicare at the snap office", "asks about Medicare"),  # the office is where, not what
 ])
 def test_questions_for_facts_the_sections_do_not_hold_have_no_evidence(question: str, why: str) -> None:
     reason = unanswerable_reason(question, SNAP_RULES)
@@ -101,6 +115,9 @@ def test_questions_for_facts_the_sections_do_not_hold_have_no_evidence(question:
     "can a student with a work study job get snap in california",
     "can she apply for snap online",
     "is there an interview, and can it be by phone",
+    "she is currently on ssi, what is the resource limit",  # "currently" is her situation, not this year's figure
+    "how much of her current paycheck counts",
+    "can she walk in and apply the same day",  # filing in person, not the office's hours
 ])
 def test_questions_the_sections_may_answer_are_left_to_coverage(question: str) -> None:
     assert unanswerable_reason(question, SNAP_RULES) is None
@@ -134,6 +151,16 @@ def test_a_knowledge_base_that_holds_the_fact_still_answers() -> None:
     # a year in the rules that stands by no dollar figure is not that year's figure
     plans = [hit("Starting in FY 2026, FNS will increase the estimated number of exemptions.", n=i) for i in range(3)]
     assert unanswerable_reason("whats the snap benefit amount for one person for fy 2026", plans) is not None
+
+
+def test_a_program_named_by_no_best_section_is_not_answered_from_them() -> None:
+    """Sections about no program in particular (few mentions of any) cannot say how to get into one they never
+    name; a page that names it may (doc2dial's Medicare pages mention it only now and then)."""
+    rules = [hit("The household must report changes in income within 10 days.", n=i) for i in range(3)]
+    assert "do not name" in (unanswerable_reason("does she qualify for free health insurance through the "
+                                                 "marketplace", rules) or "")
+    extra = [hit("Extra Help with Medicare prescription drug plan costs is for people with limited income.")]
+    assert unanswerable_reason("do I qualify for extra help with a medicare prescription plan", extra) is None
 
 
 def test_an_earlier_turns_request_does_not_count_again_in_a_follow_up() -> None:
