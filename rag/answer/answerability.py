@@ -37,6 +37,8 @@ _NEEDS = (
          re.compile(r"\b(?:phone|telephone|call center|hotline|fax|contact)\s*(?:number|#|no\b|info\b|information|"
                     r"details)|\bnumber (?:to|for) call\b|"
                     # asked for ("is there a hotline she can call"), not told of ("she called the hotline and …")
+                    r"\b(?:customer service|toll[- ]free)\s+(?:number|line|#|phone)|"
+                    r"\bwho (?:is|'s) the (?:supervisor|manager|director|head|administrator) (?:at|of|for|in)\b|"
                     r"\b(?:is there|are there|what(?:'s| is)?|whats|give me|need)\s+(?:\w+\s+){0,3}"
                     r"(?:hotline|helpline|help line|call center)\b|"
                     r"\bwho (?:do|should|can|would) (?:i|we|she|he|they) (?:call|contact|email|e-mail|"
@@ -67,7 +69,9 @@ _NEEDS = (
          re.compile(r"\b\d{1,2}(?::\d{2})?\s*(?:a\.?m\.?|p\.?m\.?)", re.I)),
     Need("a place nearby",
          re.compile(r"\b(?:closest|nearest)\s+(?:\w+\s+){0,2}(?:office|pantry|pantries|food bank|location|center|"
-                    r"store|clinic|place)|\bnear me\b|\bnear \d{5}\b|\bdirections to\b|\baddress of\b", re.I),
+                    r"store|clinic|place)|\bis there (?:a|an|any) (?:[\w-]+\s+){0,2}?(?:office|pantry|food bank|"
+                    r"location|center|clinic)s? (?:in|near|close to|by|around)\b|\bnear me\b|\bnear \d{5}\b|"
+                    r"\bdirections to\b|\baddress of\b", re.I),
          re.compile(r"\b\d{1,5} [A-Z][a-z]+ (?:St|Street|Ave|Avenue|Road|Rd|Blvd|Drive|Dr)\b|\b\d{5}(?:-\d{4})?\b")),
     # An EBT card's logistics (a lost or stolen card, its PIN, its balance, the day benefits are loaded on it) are
     # run under the issuance rules and the state's card vendor, not the eligibility rules, which mention the card
@@ -80,7 +84,11 @@ _NEEDS = (
                     r"(?:(?:her|his|my|their|the|a|an)\s+)?(?:ebt\s+|snap\s+|benefits?\s+|food stamps?\s+)?card\b"
                     r"|\bcards?\s+(?:was\s+|got\s+|is\s+|has been\s+)?(?:lost|stolen|damaged|skimmed|hacked|drained|"
                     r"declined|blocked|locked|frozen|cut|bent|broken|cracked|eaten|demagnetized)\b"
-                    r"|\bpin(?:\s+number)?\b"
+                    r"|\bpin(?:\s+number)?\b|\bswip\w*\b"
+                    r"|\b(?:system|machines?|network|website|site|portal)s?\s+(?:is\s+|are\s+)?(?:down|offline|out)\b"
+                    r"|\b(?:snap|benefits|ebt|food stamps)\s+(?:didn'?t|did not|hasn'?t|has not|never|won'?t)\s+"
+                    r"(?:load|come|post|show up|hit|go through|get deposited)\b"
+                    r"|\b(?:case|card) number ends? (?:in|with)\b"
                     # a card refused at the till, the balance on it, ordering online with it
                     r"|\bcards?\s+(?:\w+\s+){0,2}?(?:isn'?t|is not|not|won'?t|doesn'?t|didn'?t|wasn'?t|keeps?|got|"
                     r"getting|was|is)\s+(?:getting\s+)?(?:working|work|accepted|taken|swiping|declined|rejected)\b"
@@ -93,7 +101,7 @@ _NEEDS = (
                     r"|\bdeposits?\b(?:\s+\w+){0,3}?\s+(?:hit|hits|post|posts|land|lands|show up)\b"
                     r"|\buse\s+(?:her|his|their|my|the)?\s*(?:ebt|snap|food stamps?)(?:\s+card|\s+benefits)?\s+at\b"
                     r"|\b(?:what|which)\s+(?:day|date)\b(?:\s+\w+){0,8}?\s+(?:loaded|deposited|deposit|load|added|"
-                    r"hits?|come in|comes in|go on|goes on|put on)\b"
+                    r"hits?|come in|comes in|come|comes|arrive|arrives|go on|goes on|put on)\b"
                     r"|\bwhen\s+(?:do|does|will|is)\b(?:\s+\w+){0,6}?\s+(?:get\s+|be\s+)?(?:loaded|deposited|"
                     r"put on|added to|go on|goes on|come on|land on)\b))"
                     # skimming, cloning and draining happen to benefit cards, whatever the question calls them
@@ -120,12 +128,18 @@ _NEEDS = (
                     re.I),
          re.compile(r"\beligible foods?\b|\b(?:eligible|ineligible|allowable)\s+items?\b|"
                     r"\bcan(?:not|'t)?\s+(?:be\s+)?(?:buy|bought|purchase|purchased)\b", re.I)),
+    # How many people a county serves is a report's figure, not a rule.
+    Need("statistics",
+         re.compile(r"\bhow many (?:people|households|families|clients|folks|residents|kids|children)\b"
+                    r"(?:\s+\w+){0,6}?\s+(?:are on|get|gets|receive|use|participate|are enrolled|are getting)\b", re.I),
+         re.compile(r"\b\d{1,3}(?:,\d{3})+\s+(?:people|households|participants|persons|residents)\b", re.I)),
     # A password, a login or a locked account belongs to a state's website, not to the rules.
     Need("an online account's logistics",
          # trouble with one ("reset her password", "locked out", "cant log in"), not a page's steps that name one
          re.compile(r"\b(?:reset|forgot|forgotten|recover|lost|can'?t remember)\w*\s+(?:\w+\s+){0,3}?(?:password|"
                     r"username|user name|login)\b|\blocked out\b|\baccount (?:is |got |was )?locked\b|"
-                    r"\b(?:can'?t|cannot|unable to|won'?t let (?:her|him|them|me))\s+(?:log|sign) ?in\b", re.I),
+                    r"\b(?:can'?t|cannot|unable to|won'?t let (?:her|him|them|me))\s+(?:log|sign) ?in(?:to)?\b|"
+                    r"\bupload\w*\b", re.I),
          # a page on the website itself ("reset your password", "log in to"), not the rules' electronic signatures
          re.compile(r"\b(?:reset|forgot|forgotten|change|recover)\w*\s+(?:\w+\s+){0,3}?(?:password|username)\b|"
                     r"\b(?:password|username)\s+(?:\w+\s+){0,3}?(?:reset|recovery)\b|\blocked out\b|"
@@ -148,10 +162,17 @@ _NEEDS = (
                     r"\b(?:see|check|find out|tell me|let me know)\s+(?:if|whether|when|where)\s+(?:her|his|their|"
                     r"(?:my|the|this) clients?'?s?)\s+(?:[\w-]+\s+){0,2}?(?:application|app|recert\w*|renewal|case|"
                     r"paperwork|documents?|interview|appointment|hearing|card)\b|"
+                    r"\b(?:see|check|find out)\s+(?:if|whether)\s+(?:she|he|they)(?:'s|'ve| has| have| was| were)?\s+"
+                    r"(?:been\s+)?(?:sent|mailed|approved|denied|scheduled|assigned|certified)\b|"
+                    r"\b(?:which|what) (?:case ?)?worker (?:is|was) (?:assigned|handling)\b|"
+                    r"\bwho (?:is|'s) (?:her|his|their|my clients?'?s?) (?:case ?)?worker\b|"
                     # a request to act for the client, which a bot that only reads policy cannot do
                     r"\b(?:can|could|would|will|pls|please)\s+(?:you|u)\s+(?:please\s+|pls\s+)?(?:send|mail|e-?mail|"
                     r"fax|text|call|submit|schedule|reschedule|approve|process|update|enroll|sign up|cancel|reopen|"
-                    r"transfer)\s+(?:her|him|them|(?:my|the|this) clients?)\b", re.I),
+                    r"transfer)\s+(?:her|him|them|(?:my|the|this) clients?)\b|"
+                    r"\b(?:please|pls|can you|could you|can u|could u)\s+(?:submit|send in|file|fax|mail in|turn in)\s+"
+                    r"(?:a|an|the|her|his|their)\s+(?:[\w-]+\s+){0,2}?(?:report|form|application|app|packet|"
+                    r"documents?|paperwork)\b", re.I),
          None),
 )
 # This year's dollar figures (allotments, utility allowances, income limits) are published each year apart from
@@ -162,9 +183,10 @@ _CURRENT = re.compile(r"\b(?:this year|this fiscal year|right now|(?:fy|fiscal y
                       r"allowances?|deductions?|figures?|caps?|cutoffs?|thresholds?|cola)\b"
                       # "the income limit for a household of 3 in 2025"
                       r"|\b(?:limits?|amounts?|allotments?|allowances?|figures?|max\w*|standards?|deductions?|"
-                      r"cutoffs?|cut-offs?|thresholds?|caps?)\b[^.?!]{0,40}?\b(?:in|for)\s+(?:fy\s?)?20\d\d\b"
+                      r"cutoffs?|cut-offs?|thresholds?|caps?)\b[^.?!]{0,40}?\b(?:(?:in|for)\s+(?:fy\s?)?20\d\d|currently|"
+                      r"right now|these days)\b"
                       # "the 2026 gross income limit"
-                      r"|\b20\d\d\s+(?:\w+\s+){0,3}?(?:limits?|amounts?|allotments?|allowances?|standards?|"
+                      r"|\b20\d\d\s+(?:\w+\s+){0,3}?(?:limits?|amounts?|allotments?|allowances?|standards?|numbers|tables?|"
                       r"deductions?|cutoffs?|thresholds?|caps?)\b", re.I)
 _AMOUNT = re.compile(r"\b(?:how much|amount|limit|max(?:imum)?|allotment|allowance|deduction|standard|in dollars|"
                      r"dollar|rate|figure|cutoff|cut-off|threshold|cap)\b|\$",
@@ -206,20 +228,24 @@ PROGRAMS: dict[str, re.Pattern[str]] = {
                                    r"(?:insurance|coverage|plan) (?:through|on|from) the marketplace)\b", re.I),
     "unemployment": re.compile(r"\bunemployment\b", re.I),
     "tax credits": re.compile(r"\b(?:eitc|ctc|earned income (?:tax )?credit|child tax credit)\b", re.I),
-    "food banks": re.compile(r"\bfood (?:banks?|pantry|pantries)\b", re.I),
+    "food banks": re.compile(r"\bfood (?:banks?|pantry|pantries|box|boxes)\b", re.I),
     "school meals": re.compile(r"\bschool (?:lunch(?:es)?|breakfasts?|meals?)\b|\bfree (?:or reduced(?:[- ]price)? )?"
                                r"(?:lunch|breakfast)\b", re.I),
     "Summer EBT": re.compile(r"\bsummer ebt\b|\bsun ?bucks\b", re.I),
     "Lifeline": re.compile(r"\blifeline\b|\bfree (?:cell )?phones?\b|\baffordable connectivity\b", re.I),
-    "child care": re.compile(r"\bchild ?care (?:subsid(?:y|ies)|assistance|vouchers?|programs?)\b|\bccap\b", re.I),
+    "child care": re.compile(r"\bchild ?care (?:subsid(?:y|ies)|assistance|vouchers?|programs?)\b|\bccap\b|"
+                             r"\bhelp (?:paying )?(?:for|with) child ?care\b", re.I),
     "Head Start": re.compile(r"\bhead start\b", re.I),
+    "VA": re.compile(r"\bva (?:disability|benefits|pension|health ?care)\b|"
+                     r"\bveterans? (?:affairs|disability|pension)\b", re.I),
 }
 _ACCESS = re.compile(r"\b(?:apply|applying|application|sign(?:ing)? up|enroll|qualif\w*|eligib\w*|waitlist|"
                      r"wait list|how much\b(?:\W+\w+){0,10}?\W+will|get (?:on|into)|need(?:s|ed)? (?:for|to get)|"
                      r"deliver\w*|file (?:for|a claim)|sign(?:ing)?\s+(?:\w+\s+){0,3}?up|"
-                     r"how (?:do|does|can|would|could) (?:\w+ ){1,2}?get)\b", re.I)
+                     r"how (?:do|does|can|would|could) (?:\w+ ){1,2}?get|(?:can|could) (?:she|he|they|i|we|my client|"
+                     r"the client) get|help (?:her|him|them|me|my client) get)\b", re.I)
 # (a bounded gap above: "how much\b.*\bwill" backtracked over the whole text)
-_AT_THE_OFFICE = re.compile(r"\b(?:at|through|from|in|by|to)\s+(?:the|her|his|their|a)\s+(?:snap|food stamps?|ebt)\s+"
+_AT_THE_OFFICE = re.compile(r"\b(?:the|her|his|their|a)\s+(?:snap|food stamps?|ebt)\s+"
                             r"(?:office|offices|worker|caseworker)\b", re.I)
 DOMINANT_MIN = 3  # mentions in the best sections for a program to be what they are about
 PROGRAM_SECTIONS = 10  # what the knowledge around the question is about: more than the best three
@@ -253,7 +279,7 @@ def unanswerable_reason(question: str, hits: list[SearchHit]) -> str | None:
         name = re.compile(rf"\b{re.escape(state.group(1))}\b", re.I)
         if not any(name.search(t) for t in texts):
             return f"asks for {state.group(1).title()}'s own figure, which the best sections do not give"
-    # "at the snap office" names where, not which program: "sign up for medicare at the snap office"
+    # "the snap office" names where, not which program: "sign up for medicare at the snap office"
     asked = programs_in(_AT_THE_OFFICE.sub(" ", question))
     if not asked or not _ACCESS.search(question):  # the sections' program matters only then (and costs ~1 ms)
         return None
