@@ -22,7 +22,9 @@ With --strict the positives are the citable paragraphs only (label 3: the gold o
 what hit@3 counts, the model promoted short parent lead-ins, which a citation does not count and which answer
 nothing. TEXT_FEATURES add, for research, whether the text ends with ":" (a lead-in) and whether it is one
 sentence as the store splits it (`one_sentence`, also computed by rag/search/paragraph_features.py from the
-stored sentences, so the shipped ranker reads it). Findings (2026-11-23) are in benchmarks/RESULTS.md.
+stored sentences, so the shipped ranker reads it), how generic its words are among the question's candidates
+(`generic`, mean local idf) and the share of the question's glossary policy terms it holds (`glossary`).
+Findings (2026-11-23/24) are in benchmarks/RESULTS.md.
 """
 
 from __future__ import annotations
@@ -47,7 +49,8 @@ if str(REPO) not in sys.path:
 
 import rag.search.retrieve as retrieve
 from rag.evaluation.evaluate import SectionGold
-from rag.search.bm25 import idf, query_stems
+from rag.search.bm25 import idf, query_stems, stemmed
+from rag.search.glossary import Glossary
 from rag.search.legal_location import inside, location, near
 from rag.search.paragraph_features import FEATURES as SHIPPED_FEATURES
 from rag.search.paragraph_features import paragraph_features
@@ -60,7 +63,8 @@ _DEFAULT_QUESTIONS = REPO.parent / "shared" / "eval" / "cfr273-dev" / "questions
 _QUANTITY = re.compile(r"\b(how (long|much|many|often|soon|old)|limit|deadline|maximum|minimum|amount|within)\b",
                        re.IGNORECASE)
 _NUMBER = re.compile(r"\$|\d|percent|\b(one|two|three|four|five|six|ten|twelve|thirty|sixty)\b", re.IGNORECASE)
-TEXT_FEATURES = ("depth", "sibling", "number", "colon", "one_sentence")
+TEXT_FEATURES = ("depth", "sibling", "number", "colon", "one_sentence", "generic", "glossary")
+_GLOSSARY = Glossary()  # the bundled glossary, as `navibot eval` uses it
 SPAN_PREFIX = 40  # doc2dial: a paragraph holding the span's first 40 characters (spans may run on past it)
 
 
@@ -160,6 +164,18 @@ def _text_features(row: dict[str, Any]) -> np.ndarray:
     quantity = bool(_QUANTITY.search(row["question"]))
     siblings: dict[tuple[str, tuple[str, ...]], int] = {}
     out = np.zeros((len(row["subs"]), len(TEXT_FEATURES)))
+    words = [set(stemmed(text)) for _, _, text in row["text"]]
+    df: dict[str, int] = {}
+    for ws in words:
+        for w in ws:
+            df[w] = df.get(w, 0) + 1
+    n = len(words)
+    policy = [set(stemmed(term)) for _, terms in _GLOSSARY.expand(row["question"]).entries for term in terms]
+    for i, ws in enumerate(words):
+        # how generic the paragraph's vocabulary is among its rivals (mean local idf: low for a paragraph made of
+        # words every candidate uses, which then matches any question), and the glossary's policy terms it holds
+        out[i, 5] = float(np.mean([np.log(n / df[w]) for w in ws])) if ws else 0.0
+        out[i, 6] = sum(1 for t in policy if t and t <= ws) / len(policy) if policy else 0.0
     for i, (section, path, text) in enumerate(row["text"]):
         key = (section, tuple(path[:-1]))
         out[i, 0] = len(path)
