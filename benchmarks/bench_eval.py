@@ -104,7 +104,7 @@ PROBES = REPO / "benchmarks" / "probes"
 # Our own questions for the gate (benchmarks/probes/README.md): every cannot-answer set and the answerable probes
 # (not probe3, which is run only to report a session's final figures).
 GATE_PROBES = ["cfr273_cannot_answer", "cfr273_cannot_answer2", "cfr273_cannot_answer3", "cfr273_cannot_answer4",
-               "cfr273_probe1", "cfr273_probe2"]
+               "cfr273_cannot_answer5", "cfr273_probe1", "cfr273_probe2"]
 
 
 def probe_gate() -> tuple[str, str]:
@@ -190,20 +190,21 @@ unanswerable one is. Since session 8's card-logistics check (below), 0.2 also me
 (refused unanswerable 0.933, even half 0.875; answered answerable 0.981). 0.35 is kept: this set has only 15
 unanswerable questions, the card check was written knowing two of them, and an unanswerable question of a kind
 no check covers is refused by this threshold alone.
-The same trade-off on our own probes (`benchmarks/probes/`: the four cannot-answer sets and probe1/probe2, 150
+The same trade-off on our own probes (`benchmarks/probes/`: the five cannot-answer sets and probe1/probe2, 170
 unanswerable questions in cfr273-dev's categories with new instances and wordings, and their answerable
 near-misses), from one run of the same evaluation:
 
 {probes_calibrated}
 
-Per file, at the default (cannot_answer4 was written after the last change to the checks and never read for
+Per file, at the default (cannot_answer5 was written before the last change to the checks and never read for
 misses; the others were read while writing them, see the probes' README):
 
 {probes_per_file}
 
 On questions nobody tuned the checks on, the kinds of fact asked for vary more than the checks do: each round
 of checks in session 11 raised the refusals of the next unread set (5 -> 9 -> 13 of 20, 7 -> 8 of 20, 5 -> 9 -> 11
-of 20) while leaving answerable questions alone, but an unread set still gets about 55-65% refused, not 80%.
+of 20, 7 -> 11 -> 11 of 20) while leaving answerable questions alone, but an unread set still gets about 55-65%
+refused, not 80%, and the fourth round moved the last unread set not at all.
 Raising the threshold does not close that gap: the answerable side pays first (the table above).
 
 Since the gate credits a navigator's glossary phrase as found where one of its policy terms is, the navigators'
@@ -383,18 +384,20 @@ unanswerable questions: expect the hidden set to land lower than 1.000.
   before and after this session's glossary. Far below this set's figures: the vocabulary and the answerability
   checks cover what they were built from, and questions on other paragraphs, or unanswerable in other ways, are
   not yet handled. Expect the hidden set nearer these figures than this set's.
-- Session 11 (2026-11-24), answerability checks that generalise (`rag/answer/answerability.py`), in three rounds,
-  each written from our own new unanswerable questions in this set's categories and measured on a set written
-  before it and not read (benchmarks/probes/README.md): contact details beyond a phone number, an office open or
-  closing or taking walk-ins, a named state's own figure, "the current max" and "2026 numbers", what the benefits
-  can buy (7 CFR 271.2 is not in Part 273), a card refused, frozen or swiped, ordering online, one client's case
-  status and requests to act for her, a website login, county statistics, more programs by other names (school
+- Session 11 (2026-11-24), answerability checks that generalise (`rag/answer/answerability.py`), in four rounds,
+  each written from our own new unanswerable questions in this set's categories and measured on a set written before
+  it and not read (benchmarks/probes/README.md). The first three: contact details beyond a phone number, an office
+  open or closing or taking walk-ins, a named state's own figure, "the current max" and "2026 numbers", what the
+  benefits can buy (7 CFR 271.2 is not in Part 273), a card refused, frozen or swiped, ordering online, one client's
+  case status and requests to act for her, a website login, county statistics, more programs by other names (school
   meals, Summer EBT, Lifeline, child care, VA, rent help, marketplace insurance), and "the snap office" read as a
-  place. Unread sets, refused unanswerable: 5 -> 13 of 20 (two rounds), 7 -> 8 of 20 (one round), 5 -> 11 of 20
-  (three rounds); their answerable near-misses: 0 of 8 and 1 of 6 refused, before and after. This set, probe1/
-  probe2 and doc2dial (1,773 of 1,813 answered) unchanged. Tried and not kept: nearest-neighbour questions
-  (wordllama vectors of our 150 unanswerable and 59 answerable probe questions): at the similarity that flags 11
-  of the unread 20 it flags 13 of this set's 105 answerable questions.
+  place; the fourth: lists of offices, an office that moved or closes early, "2026 guidelines", a card chip that
+  will not read, using the card in another state, reloads, "did the county get her paystubs". Unread sets, refused
+  unanswerable: 5 -> 13 of 20 (two rounds), 7 -> 8 of 20 (one round), 5 -> 11 of 20 (three rounds), 7 -> 11 -> 11 of
+  20 (third, fourth round); their answerable near-misses: 0 of 8 and 1 of 6 refused, before and after. This set,
+  probe1/probe2 and doc2dial (1,773 of 1,813 answered) unchanged. Tried and not kept: nearest-neighbour questions
+  (wordllama vectors of our 150 unanswerable and 59 answerable probe questions): at the similarity that flags 11 of
+  the unread 20 it flags 13 of this set's 105 answerable questions.
 - Session 11, two more features for the learned paragraph ranking (`benchmarks/paragraph_ltr.py`, TEXT_FEATURES
   `generic`: the mean idf of a paragraph's words among its rivals, against "hub" paragraphs that share
   everyday words with any question, such as 273.9(c)(1)(vii)(B)'s worked example; `glossary`: the share of the

@@ -61,15 +61,20 @@ _NEEDS = (
                     # an office, lobby or agency open or closing ("is the county office open on memorial day",
                     # "when does the hhs lobby open", "is the snap office closing in december"): its own
                     # schedule, never in the rules. A case or a certification period that closes is not one.
-                    r"\b(?:offices?|lobby|lobbies|building|dss|hhs|dhs|hra|agency)\s+(?:\w+\s+){0,2}?"
-                    r"(?:open|opens|opened|closed|closes|closing|shut|shutting)\b(?!\s+(?:a|an|the|her|his|their)\s+"
+                    r"\b(?:offices?|lobby|lobbies|building|dss|hhs|dhs|hra|agency)\s+(?:\w+\s+){0,4}?"
+                    r"(?:open|opens|opened|close|closed|closes|closing|shut|shutting|moved|"
+                    r"relocated)\b(?!\s+(?:a|an|the|her|his|their)\s+"
                     r"(?:case|application|file)\b)|"
                     r"\bwhen (?:does|do|is|will) (?:the )?(?:[\w-]+ ){0,3}?(?:office|lobby|dss|hhs|dhs|hra|agency) "
                     r"(?:open|close|reopen)", re.I),
          re.compile(r"\b\d{1,2}(?::\d{2})?\s*(?:a\.?m\.?|p\.?m\.?)", re.I)),
     Need("a place nearby",
          re.compile(r"\b(?:closest|nearest)\s+(?:\w+\s+){0,2}(?:office|pantry|pantries|food bank|location|center|"
-                    r"store|clinic|place)|\bis there (?:a|an|any) (?:[\w-]+\s+){0,2}?(?:office|pantry|food bank|"
+                    r"store|clinic|place)|\b(?:list|map) of (?:[\w-]+\s+){0,2}?(?:offices|locations|pantries|"
+                    r"food banks|"
+                    r"centers)\b|\b(?:offices|locations)\s+(?:in|near|around)\s+(?:[\w-]+\s+){1,2}?"
+                    r"(?:county|parish|city|town)\b|\bis there (?:a|an|any) (?:[\w-]+\s+){0,2}?(?:office|"
+                    r"pantry|food bank|"
                     r"location|center|clinic)s? (?:in|near|close to|by|around)\b|\bnear me\b|\bnear \d{5}\b|"
                     r"\bdirections to\b|\baddress of\b", re.I),
          re.compile(r"\b\d{1,5} [A-Z][a-z]+ (?:St|Street|Ave|Avenue|Road|Rd|Blvd|Drive|Dr)\b|\b\d{5}(?:-\d{4})?\b")),
@@ -84,7 +89,12 @@ _NEEDS = (
                     r"(?:(?:her|his|my|their|the|a|an)\s+)?(?:ebt\s+|snap\s+|benefits?\s+|food stamps?\s+)?card\b"
                     r"|\bcards?\s+(?:was\s+|got\s+|is\s+|has been\s+)?(?:lost|stolen|damaged|skimmed|hacked|drained|"
                     r"declined|blocked|locked|frozen|cut|bent|broken|cracked|eaten|demagnetized)\b"
-                    r"|\bpin(?:\s+number)?\b|\bswip\w*\b"
+                    r"|\bpin(?:\s+number)?\b|\bswip\w*\b|\bchip\s+(?:that\s+)?(?:won'?t|wont|doesn'?t|isn'?t|"
+                    r"is not|not)\s+(?:read|work)\w*|\bmagnetic stripe?\b|\b(?:re)?loaded\b"
+                    r"|\b(?:get|send|mail)\w*\s+(?:her\s+|him\s+|them\s+)?(?:a\s+)?new one\b"
+                    r"|\buse\s+(?:her|his|their|my|the)?\s*(?:ebt|snap)(?:\s+card)?\s+(?:in|"
+                    r"out of)\s+(?:another|a different|"
+                    r"other)\s+states?\b"
                     r"|\b(?:system|machines?|network|website|site|portal)s?\s+(?:is\s+|are\s+)?(?:down|offline|out)\b"
                     r"|\b(?:snap|benefits|ebt|food stamps)\s+(?:didn'?t|did not|hasn'?t|has not|never|won'?t)\s+"
                     r"(?:load|come|post|show up|hit|go through|get deposited)\b"
@@ -161,7 +171,13 @@ _NEEDS = (
                     r"scheduled|pending))\b|"
                     r"\b(?:see|check|find out|tell me|let me know)\s+(?:if|whether|when|where)\s+(?:her|his|their|"
                     r"(?:my|the|this) clients?'?s?)\s+(?:[\w-]+\s+){0,2}?(?:application|app|recert\w*|renewal|case|"
-                    r"paperwork|documents?|interview|appointment|hearing|card)\b|"
+                    r"paperwork|documents?|interview|appointment|hearing|card|ebt|deposit)\b|"
+                    # "did the state get her docs yet?"
+                    r"^\W*(?:\w+\W+){0,3}?(?:did|has|have)\s+(?:the\s+)?(?:state|county|office|agency|dss|hhs|dhs|they|"
+                    r"worker|caseworker)\s+(?:get|got|gotten|receive|received|process|processed|approve|approved|see|"
+                    r"seen)\s+(?:her|his|their|my clients?'?s?)\s+(?:[\w-]+\s+){0,2}?(?:application|app|"
+                    r"recert\w*|renewal|"
+                    r"paperwork|documents?|docs|verifications?|forms?|paystubs?)\b|"
                     r"\b(?:see|check|find out)\s+(?:if|whether)\s+(?:she|he|they)(?:'s|'ve| has| have| was| were)?\s+"
                     r"(?:been\s+)?(?:sent|mailed|approved|denied|scheduled|assigned|certified)\b|"
                     r"\b(?:which|what) (?:case ?)?worker (?:is|was) (?:assigned|handling)\b|"
@@ -183,13 +199,15 @@ _CURRENT = re.compile(r"\b(?:this year|this fiscal year|right now|(?:fy|fiscal y
                       r"allowances?|deductions?|figures?|caps?|cutoffs?|thresholds?|cola)\b"
                       # "the income limit for a household of 3 in 2025"
                       r"|\b(?:limits?|amounts?|allotments?|allowances?|figures?|max\w*|standards?|deductions?|"
-                      r"cutoffs?|cut-offs?|thresholds?|caps?)\b[^.?!]{0,40}?\b(?:(?:in|for)\s+(?:fy\s?)?20\d\d|currently|"
+                      r"cutoffs?|cut-offs?|thresholds?|caps?)\b[^.?!]{0,40}?\b(?:(?:in|"
+                      r"for)\s+(?:fy\s?)?20\d\d|currently|"
                       r"right now|these days)\b"
                       # "the 2026 gross income limit"
-                      r"|\b20\d\d\s+(?:\w+\s+){0,3}?(?:limits?|amounts?|allotments?|allowances?|standards?|numbers|tables?|"
+                      r"|\b20\d\d\s+(?:\w+\s+){0,3}?(?:limits?|amounts?|allotments?|allowances?|standards?|"
+                      r"numbers|tables?|guidelines|"
                       r"deductions?|cutoffs?|thresholds?|caps?)\b", re.I)
 _AMOUNT = re.compile(r"\b(?:how much|amount|limit|max(?:imum)?|allotment|allowance|deduction|standard|in dollars|"
-                     r"dollar|rate|figure|cutoff|cut-off|threshold|cap)\b|\$",
+                     r"dollar|rate|figure|cutoff|cut-off|threshold|cap|guidelines)\b|\$",
                      re.I)
 # A state's own figures (its utility allowances, its income limits under broad-based categorical eligibility) are
 # set by that state, not by the federal rules, which name a few states only where they set something apart.
