@@ -416,7 +416,10 @@ unanswerable questions: expect the hidden set to land lower than 1.000.
   question's glossary policy terms a paragraph holds). Trained on this set + doc2dial, tested on probe1+probe2
   (33 questions never trained on), and by halves: hit@3 / first / first citable 0.727 / 0.485 / 0.424 shipped,
   0.727 / 0.455 / 0.394 with `generic`, unchanged with `glossary`; halves within one question either way. Not
-  wired.
+  wired. A third, `hub`, counted from the corpus alone (how often a paragraph is among the 3 best when each other
+  paragraph's first 12 words are the query; `benchmarks/paragraph_hubs.py`, 18 s for the
+  regulation's 2,502 paragraphs): probe1+probe2 0.727 -> 0.727 / 0.758 at L2 0.3 / 0.1, the halves 0.778 -> 0.756 and
+  0.889 -> 0.844 at L2 0.3: no gain either.
 
 Paragraph ranking variants measured over all candidate paragraphs (first turns, hit@3, odd / even qids):
 

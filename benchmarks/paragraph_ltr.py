@@ -23,7 +23,9 @@ what hit@3 counts, the model promoted short parent lead-ins, which a citation do
 nothing. TEXT_FEATURES add, for research, whether the text ends with ":" (a lead-in) and whether it is one
 sentence as the store splits it (`one_sentence`, also computed by rag/search/paragraph_features.py from the
 stored sentences, so the shipped ranker reads it), how generic its words are among the question's candidates
-(`generic`, mean local idf) and the share of the question's glossary policy terms it holds (`glossary`).
+(`generic`, mean local idf), the share of the question's glossary policy terms it holds (`glossary`), and how
+often it is among the 3 best paragraphs when each other paragraph's first 12 words are the query (`hub`: counted
+apart, one Retriever.search per paragraph, into JSON files {"count": {sub_id: n}} named in NAVIBOT_LTR_HUBS).
 Findings (2026-11-23/24) are in benchmarks/RESULTS.md.
 """
 
@@ -63,7 +65,11 @@ _DEFAULT_QUESTIONS = REPO.parent / "shared" / "eval" / "cfr273-dev" / "questions
 _QUANTITY = re.compile(r"\b(how (long|much|many|often|soon|old)|limit|deadline|maximum|minimum|amount|within)\b",
                        re.IGNORECASE)
 _NUMBER = re.compile(r"\$|\d|percent|\b(one|two|three|four|five|six|ten|twelve|thirty|sixty)\b", re.IGNORECASE)
-TEXT_FEATURES = ("depth", "sibling", "number", "colon", "one_sentence", "generic", "glossary")
+TEXT_FEATURES = ("depth", "sibling", "number", "colon", "one_sentence", "generic", "glossary", "hub")
+# `hub`: how often the paragraph is among the 3 best for the other paragraphs' opening words used as queries (a
+# corpus-only count, computed apart and read from the JSON files named in NAVIBOT_LTR_HUBS, comma-separated).
+_HUBS: dict[str, int] = {sub: n for f in filter(None, os.environ.get("NAVIBOT_LTR_HUBS", "").split(","))
+                         for sub, n in json.loads(Path(f).read_text())["count"].items()}
 _GLOSSARY = Glossary()  # the bundled glossary, as `navibot eval` uses it
 SPAN_PREFIX = 40  # doc2dial: a paragraph holding the span's first 40 characters (spans may run on past it)
 
@@ -176,6 +182,8 @@ def _text_features(row: dict[str, Any]) -> np.ndarray:
         # words every candidate uses, which then matches any question), and the glossary's policy terms it holds
         out[i, 5] = float(np.mean([np.log(n / df[w]) for w in ws])) if ws else 0.0
         out[i, 6] = sum(1 for t in policy if t and t <= ws) / len(policy) if policy else 0.0
+    for i, sub in enumerate(row["subs"]):
+        out[i, 7] = np.log1p(_HUBS.get(sub, 0))
     for i, (section, path, text) in enumerate(row["text"]):
         key = (section, tuple(path[:-1]))
         out[i, 0] = len(path)
