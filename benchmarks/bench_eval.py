@@ -203,8 +203,8 @@ misses; the others were read while writing them, see the probes' README):
 
 On questions nobody tuned the checks on, the kinds of fact asked for vary more than the checks do: each round
 of checks in session 11 raised the refusals of the next unread set (5 -> 9 -> 13 of 20, 7 -> 8 of 20, 5 -> 9 -> 11
-of 20, 7 -> 11 -> 11 of 20) while leaving answerable questions alone, but an unread set still gets about 55-65%
-refused, not 80%, and the fourth round moved the last unread set not at all.
+of 20, 7 -> 11 -> 11 -> 10 of 20) while leaving answerable questions alone, but an unread set still gets about
+50-65% refused, not 80%, and the fourth round moved the last unread set not at all.
 Raising the threshold does not close that gap: the answerable side pays first (the table above).
 
 Since the gate credits a navigator's glossary phrase as found where one of its policy terms is, the navigators'
@@ -394,7 +394,9 @@ unanswerable questions: expect the hidden set to land lower than 1.000.
   place; the fourth: lists of offices, an office that moved or closes early, "2026 guidelines", a card chip that
   will not read, using the card in another state, reloads, "did the county get her paystubs". Unread sets, refused
   unanswerable: 5 -> 13 of 20 (two rounds), 7 -> 8 of 20 (one round), 5 -> 11 of 20 (three rounds), 7 -> 11 -> 11 of
-  20 (third, fourth round); their answerable near-misses: 0 of 8 and 1 of 6 refused, before and after. This set,
+  20 (third, fourth round), then 10 once three patterns were narrowed (an upload told of, "her ebt balance", a
+  limit named with a state) after a list of 30 answerable questions with those words found them refusing 3;
+  their answerable near-misses: 0 of 8 and 1 of 6 refused, before and after. This set,
   probe1/probe2 and doc2dial (1,773 of 1,813 answered) unchanged. Tried and not kept: nearest-neighbour questions
   (wordllama vectors of our 150 unanswerable and 59 answerable probe questions): at the similarity that flags 11 of
   the unread 20 it flags 13 of this set's 105 answerable questions.

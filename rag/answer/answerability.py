@@ -102,7 +102,8 @@ _NEEDS = (
                     # a card refused at the till, the balance on it, ordering online with it
                     r"|\bcards?\s+(?:\w+\s+){0,2}?(?:isn'?t|is not|not|won'?t|doesn'?t|didn'?t|wasn'?t|keeps?|got|"
                     r"getting|was|is)\s+(?:getting\s+)?(?:working|work|accepted|taken|swiping|declined|rejected)\b"
-                    r"|\b(?:current|remaining|her|his|their|my|snap|ebt|card)\s+balance\b"
+                    r"|\b(?:current|remaining)\s+(?:\w+\s+)?balance\b"
+                    r"|\b(?:what(?:'s| is)|whats|how much is)\s+(?:\w+\s+){0,3}?balance\b"
                     r"|\b(?:order|shop|buy)\w*\s+(?:[\w'-]+\s+){0,3}?online\b|\bonline\s+(?:grocer\w*|"
                     r"shopping|orders?)\b"
                     r"|\b(?:check|see|find out)\s+(?:\w+\s+){0,2}balance\b|\bbalance on\b|\bcash ?back\b"
@@ -149,7 +150,9 @@ _NEEDS = (
          re.compile(r"\b(?:reset|forgot|forgotten|recover|lost|can'?t remember)\w*\s+(?:\w+\s+){0,3}?(?:password|"
                     r"username|user name|login)\b|\blocked out\b|\baccount (?:is |got |was )?locked\b|"
                     r"\b(?:can'?t|cannot|unable to|won'?t let (?:her|him|them|me))\s+(?:log|sign) ?in(?:to)?\b|"
-                    r"\bupload\w*\b", re.I),
+                    r"\b(?:can'?t|cannot|unable to|how (?:do|does|can) (?:i|she|he|they))\s+upload\b|"
+                    r"\bupload\w*\b(?:\s+\w+){0,4}?\s+(?:to|on|into|through|in)\s+(?:the\s+)?(?:[\w-]+\s+)?(?:app|portal|"
+                    r"website|site)\b", re.I),
          # a page on the website itself ("reset your password", "log in to"), not the rules' electronic signatures
          re.compile(r"\b(?:reset|forgot|forgotten|change|recover)\w*\s+(?:\w+\s+){0,3}?(?:password|username)\b|"
                     r"\b(?:password|username)\s+(?:\w+\s+){0,3}?(?:reset|recovery)\b|\blocked out\b|"
@@ -218,8 +221,10 @@ _STATE = re.compile(r"\b(?:in|for|from|of)\s+(?:the state of\s+)?(alabama|alaska
                     r"oregon|pennsylvania|rhode island|south carolina|south dakota|tennessee|texas|utah|vermont|"
                     r"virginia|washington|west virginia|wisconsin|wyoming|puerto rico|guam|district of columbia)\b",
                     re.I)
-_STATE_FIGURE = re.compile(r"\b(?:how much|amounts?|limits?|max\w*|allotments?|allowances?|sua|standards?|"
-                           r"deductions?|figures?|rates?|caps?)\b|\$", re.I)
+# asked for ("what's the SUA in Ohio", "how much ..."), not named ("does a 401k count toward the limit in Ohio")
+_STATE_FIGURE = re.compile(r"\bhow much\b|\$|\b(?:what(?:'s| is| are)?|whats|need)\s+(?:the\s+)?(?:[\w-]+\s+){0,3}?"
+                           r"(?:amounts?|limits?|max\w*|allotments?|allowances?|sua|standards?|deductions?|figures?|"
+                           r"rates?|caps?|guidelines)\b", re.I)
 _NEAR = r".{0,300}?"  # how close a year must stand to a dollar figure to be that figure's year
 _YEAR = re.compile(r"\b(?:fy|fiscal year)\s?(20)?(\d\d)\b|\b(20\d\d)\b", re.I)
 

@@ -148,6 +148,9 @@ def test_questions_for_facts_the_sections_do_not_hold_have_no_evidence(question:
     "how many people can be in one snap household",
     "her roommate will chip in on groceries, does that count as income for snap",
     "she moved to another state, does she have to reapply for snap there",
+    "she uploaded her paystubs late, does the county have to wait",  # told of an upload, no trouble with a site
+    "does her ebt balance count as a resource",  # a rule about the balance, not what it is
+    "does a 401k count toward the limit in california",  # a state named, no figure asked for
 ])
 def test_questions_the_sections_may_answer_are_left_to_coverage(question: str) -> None:
     assert unanswerable_reason(question, SNAP_RULES) is None
