@@ -1,0 +1,187 @@
+"""The kinds of fact a navigator asks for that a policy text rarely holds, each with the shape it would take in a
+section that does hold it (rag/answer/answerability.py asks them in turn).
+
+Each kind is a pair of patterns: how a question asks for it ("whats the number for the food stamp office", "did
+her recert go through") and what a section holding it contains (digits shaped like a phone number, a clock time,
+"reset your password"); None when no document can hold it (one client's case). The patterns are written from
+examples (benchmarks/probes/README.md tells which) and bounded against backtracking: every repetition has a limit,
+so a hostile question costs one pass (tests/rag/answer/test_answerability.py).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Need:
+    """A kind of fact the question asks for, and what a section that holds it contains."""
+
+    name: str
+    asks: re.Pattern[str]
+    holds: re.Pattern[str] | None  # None: no document can hold it (a live case lookup)
+
+
+NEEDS = (
+    Need("contact details",
+         re.compile(r"\b(?:phone|telephone|call center|hotline|fax|contact)\s*(?:number|#|no\b|info\b|information|"
+                    r"details)|\bnumber (?:to|for) call\b|"
+                    # asked for ("is there a hotline she can call"), not told of ("she called the hotline and …")
+                    r"\b(?:customer service|toll[- ]free)\s+(?:number|line|#|phone)|"
+                    r"\bwho (?:is|'s) the (?:supervisor|manager|director|head|administrator) (?:at|of|for|in)\b|"
+                    r"\b(?:is there|are there|what(?:'s| is)?|whats|give me|need)\s+(?:\w+\s+){0,3}"
+                    r"(?:hotline|helpline|help line|call center)\b|"
+                    r"\bwho (?:do|should|can|would) (?:i|we|she|he|they) (?:call|contact|email|e-mail|"
+                    r"talk to|ask) (?:at|in) "
+                    r"(?:the |our |her |his )?(?:county|office|dss|hhs|dhs|hra|agency|state)\b|"
+                    r"\bdirect (?:line|number)\b|"
+                    # "the number for the food stamp office", "the email for the caseworkers", "mailing address"
+                    r"\b(?:number|e-?mail(?: address)?|address)\s+(?:for|of|to)\s+(?:the\s+|her\s+|his\s+|their\s+|"
+                    r"our\s+|my\s+)?(?:[\w-]+\s+){0,3}?(?:office|caseworkers?|workers?|agency|department|dss|hhs|"
+                    r"dhs|hra|unit)\b|\b(?:what(?:'s| is)|whats|need|give me)\s+(?:\w+\s+){0,3}?mailing address\b|"
+                    r"\b(?:address|where)\s+(?:\w+\s+){0,3}?(?:mail|send|fax|"
+                    r"drop off|turn in)\b(?:\s+\w+){0,6}?\s+(?:in|to|at)\s+(?:the\s+)?(?:[\w-]+\s+){1,2}?"
+                    r"(?:county|parish|borough|district)\b", re.I),
+         re.compile(r"\(?\b\d{3}\)?[\s.-]\d{3}[\s.-]\d{4}\b|\b1-8\d\d\b|\b[\w.+-]+@[\w-]+\.[\w.]+\b|"
+                    r"\b\d{1,5} [A-Z][a-z]+ (?:St|Street|Ave|Avenue|Road|Rd|Blvd|Drive|Dr)\b")),
+    Need("opening hours",
+         re.compile(r"\b(?:office hours|opening hours|hours of operation|walk[- ]?ins|"
+                    r"walk[- ]in (?:hours|days|times)|what time\b.*\b(?:open|close)|"
+                    r"(?:open|close)s? (?:on )?(?:saturdays?|sundays?|weekends?|today|tomorrow))\b|"
+                    # an office, lobby or agency open or closing ("is the county office open on memorial day",
+                    # "when does the hhs lobby open", "is the snap office closing in december"): its own
+                    # schedule, never in the rules. A case or a certification period that closes is not one.
+                    r"\b(?:offices?|lobby|lobbies|building|dss|hhs|dhs|hra|agency)\s+(?:\w+\s+){0,4}?"
+                    r"(?:open|opens|opened|close|closed|closes|closing|shut|shutting|moved|"
+                    r"relocated)\b(?!\s+(?:a|an|the|her|his|their)\s+"
+                    r"(?:case|application|file)\b)|"
+                    r"\bwhen (?:does|do|is|will) (?:the )?(?:[\w-]+ ){0,3}?(?:office|lobby|dss|hhs|dhs|hra|agency) "
+                    r"(?:open|close|reopen)", re.I),
+         re.compile(r"\b\d{1,2}(?::\d{2})?\s*(?:a\.?m\.?|p\.?m\.?)", re.I)),
+    Need("a place nearby",
+         re.compile(r"\b(?:closest|nearest)\s+(?:\w+\s+){0,2}(?:office|pantry|pantries|food bank|location|center|"
+                    r"store|clinic|place)|\b(?:list|map) of (?:[\w-]+\s+){0,2}?(?:offices|locations|pantries|"
+                    r"food banks|"
+                    r"centers)\b|\b(?:offices|locations)\s+(?:in|near|around)\s+(?:[\w-]+\s+){1,2}?"
+                    r"(?:county|parish|city|town)\b|\bis there (?:a|an|any) (?:[\w-]+\s+){0,2}?(?:office|"
+                    r"pantry|food bank|"
+                    r"location|center|clinic)s? (?:in|near|close to|by|around)\b|\bnear me\b|\bnear \d{5}\b|"
+                    r"\bdirections to\b|\baddress of\b", re.I),
+         re.compile(r"\b\d{1,5} [A-Z][a-z]+ (?:St|Street|Ave|Avenue|Road|Rd|Blvd|Drive|Dr)\b|\b\d{5}(?:-\d{4})?\b")),
+    # An EBT card's logistics (a lost or stolen card, its PIN, its balance, the day benefits are loaded on it) are
+    # run under the issuance rules and the state's card vendor, not the eligibility rules, which mention the card
+    # without saying any of this; only a question in an EBT/SNAP context, so that a lost Social Security card is not
+    # read as one. A knowledge base with the state's card page (replacing a card, the issuance schedule) answers.
+    Need("EBT card logistics",
+         re.compile(r"^(?=.*\b(?:ebt|snap|food stamps?|benefits? card)\b|"
+                    r".*\bbenefits\b(?:\s+\S+){0,6}?\s+(?:on|onto|to)\s+(?:the|her|his|their)\s+card\b)(?=.*(?:"
+                    r"\b(?:lost|stolen|stole|damaged|broken|skimmed|hacked|replace\w*|new|another)\s+"
+                    r"(?:(?:her|his|my|their|the|a|an)\s+)?(?:ebt\s+|snap\s+|benefits?\s+|food stamps?\s+)?card\b"
+                    r"|\bcards?\s+(?:was\s+|got\s+|is\s+|has been\s+)?(?:lost|stolen|damaged|skimmed|hacked|drained|"
+                    r"declined|blocked|locked|frozen|cut|bent|broken|cracked|eaten|demagnetized)\b"
+                    r"|\bpin(?:\s+number)?\b|\bswip\w*\b|\bchip\s+(?:that\s+)?(?:won'?t|wont|doesn'?t|isn'?t|"
+                    r"is not|not)\s+(?:read|work)\w*|\bmagnetic stripe?\b|\b(?:re)?loaded\b"
+                    r"|\b(?:get|send|mail)\w*\s+(?:her\s+|him\s+|them\s+)?(?:a\s+)?new one\b"
+                    r"|\buse\s+(?:her|his|their|my|the)?\s*(?:ebt|snap)(?:\s+card)?\s+(?:in|"
+                    r"out of)\s+(?:another|a different|"
+                    r"other)\s+states?\b"
+                    r"|\b(?:system|machines?|network|website|site|portal)s?\s+(?:is\s+|are\s+)?(?:down|offline|out)\b"
+                    r"|\b(?:snap|benefits|ebt|food stamps)\s+(?:didn'?t|did not|hasn'?t|has not|never|won'?t)\s+"
+                    r"(?:load|come|post|show up|hit|go through|get deposited)\b"
+                    r"|\b(?:case|card) number ends? (?:in|with)\b"
+                    # a card refused at the till, the balance on it, ordering online with it
+                    r"|\bcards?\s+(?:\w+\s+){0,2}?(?:isn'?t|is not|not|won'?t|doesn'?t|didn'?t|wasn'?t|keeps?|got|"
+                    r"getting|was|is)\s+(?:getting\s+)?(?:working|work|accepted|taken|swiping|declined|rejected)\b"
+                    r"|\b(?:current|remaining)\s+(?:\w+\s+)?balance\b"
+                    r"|\b(?:what(?:'s| is)|whats|how much is)\s+(?:\w+\s+){0,3}?balance\b"
+                    r"|\b(?:order|shop|buy)\w*\s+(?:[\w'-]+\s+){0,3}?online\b|\bonline\s+(?:grocer\w*|"
+                    r"shopping|orders?)\b"
+                    r"|\b(?:check|see|find out)\s+(?:\w+\s+){0,2}balance\b|\bbalance on\b|\bcash ?back\b"
+                    r"|\b(?:be|show up|appear)\s+on\s+(?:her|his|their|the|my)\s+(?:ebt\s+|snap\s+)?card\b"
+                    r"|\bhow much\b(?:\s+\w+){0,3}?\s+(?:left|remaining)\s+on\b"
+                    r"|\bdeposits?\b(?:\s+\w+){0,3}?\s+(?:hit|hits|post|posts|land|lands|show up)\b"
+                    r"|\buse\s+(?:her|his|their|my|the)?\s*(?:ebt|snap|food stamps?)(?:\s+card|\s+benefits)?\s+at\b"
+                    r"|\b(?:what|which)\s+(?:day|date)\b(?:\s+\w+){0,8}?\s+(?:loaded|deposited|deposit|load|added|"
+                    r"hits?|come in|comes in|come|comes|arrive|arrives|go on|goes on|put on)\b"
+                    r"|\bwhen\s+(?:do|does|will|is)\b(?:\s+\w+){0,6}?\s+(?:get\s+|be\s+)?(?:loaded|deposited|"
+                    r"put on|added to|go on|goes on|come on|land on)\b))"
+                    # skimming, cloning and draining happen to benefit cards, whatever the question calls them
+                    r"|\bcards?\s+(?:was\s+|got\s+|is\s+|has been\s+)?(?:skimmed|cloned|drained)\b"
+                    r"|\bused\s+(?:her|his|their|my|the)\s+(?:ebt\s+|snap\s+)?card\s+without\b", re.I | re.S),
+         re.compile(r"\breplace(?:ment)?\s+(?:\w+\s+){0,4}(?:ebt\s+)?cards?\b|\bcards?\s+(?:\w+\s+){0,4}replaced\b|"
+                    r"\bissuance (?:schedule|calendar)\b|\b(?:benefits|snap)\s+(?:are|is)\s+(?:deposited|loaded)\b|"
+                    r"\bbalance inquir|\bcheck (?:your|the|a|their) (?:\w+ )?balance\b|"
+                    r"\b(?:change|reset|choose|select) (?:your|a|the|their) PIN\b", re.I)),
+    # What the benefits can buy is defined apart from the eligibility rules (7 CFR 271.2 "eligible foods"); only
+    # for an item other than food itself ("use her ebt card to buy food for her" asks who may shop).
+    Need("what the benefits can buy",
+         re.compile(r"\b(?:buy|purchase|pay for)\s+(?!(?:food|groceries|"
+                    r"meals?)\b)(?:[\w'-]+\s+){0,4}?(?:with|using|on)\s+"
+                    r"(?:her\s+|his\s+|their\s+|my\s+|the\s+)?(?:snap|ebt|food stamps?)\b|"
+                    r"\b(?:snap|ebt|food stamps?)(?:\s+cards?|\s+benefits)?\s+(?:be\s+)?(?:used|use|spent|spend)\s+"
+                    r"(?:to buy|to purchase|to pay for|for|on)\s+(?!(?:food|groceries|meals?)\b)\w|"
+                    r"\b(?:use|spend)\s+(?:her\s+|his\s+|their\s+|my\s+|the\s+)?(?:snap|ebt|food stamps?)"
+                    r"(?:\s+cards?|\s+benefits)?\s+(?:to buy|to purchase|to pay for|on)\s+"
+                    r"(?!(?:food|groceries|meals?)\b)\w|"
+                    r"\b(?:covered|allowed|eligible|approved)\s+(?:by|with|under|on|for)\s+(?:snap|ebt|food stamps?)\b|"
+                    r"\b(?:snap|ebt|food stamps?)\s+(?:cover|covers|pay for|pays for)\s+(?!(?:food|"
+                    r"groceries|meals?)\b)\w",
+                    re.I),
+         re.compile(r"\beligible foods?\b|\b(?:eligible|ineligible|allowable)\s+items?\b|"
+                    r"\bcan(?:not|'t)?\s+(?:be\s+)?(?:buy|bought|purchase|purchased)\b", re.I)),
+    # How many people a county serves is a report's figure, not a rule.
+    Need("statistics",
+         re.compile(r"\bhow many (?:people|households|families|clients|folks|residents|kids|children)\b"
+                    r"(?:\s+\w+){0,6}?\s+(?:are on|get|gets|receive|use|participate|are enrolled|are getting)\b", re.I),
+         re.compile(r"\b\d{1,3}(?:,\d{3})+\s+(?:people|households|participants|persons|residents)\b", re.I)),
+    # A password, a login or a locked account belongs to a state's website, not to the rules.
+    Need("an online account's logistics",
+         # trouble with one ("reset her password", "locked out", "cant log in"), not a page's steps that name one
+         re.compile(r"\b(?:reset|forgot|forgotten|recover|lost|can'?t remember)\w*\s+(?:\w+\s+){0,3}?(?:password|"
+                    r"username|user name|login)\b|\blocked out\b|\baccount (?:is |got |was )?locked\b|"
+                    r"\b(?:can'?t|cannot|unable to|won'?t let (?:her|him|them|me))\s+(?:log|sign) ?in(?:to)?\b|"
+                    r"\b(?:can'?t|cannot|unable to|how (?:do|does|can) (?:i|she|he|they))\s+upload\b|"
+                    r"\bupload\w*\b(?:\s+\w+){0,4}?\s+(?:to|on|into|through|in)\s+(?:the\s+)?(?:[\w-]+\s+)?(?:app|portal|"
+                    r"website|site)\b", re.I),
+         # a page on the website itself ("reset your password", "log in to"), not the rules' electronic signatures
+         re.compile(r"\b(?:reset|forgot|forgotten|change|recover)\w*\s+(?:\w+\s+){0,3}?(?:password|username)\b|"
+                    r"\b(?:password|username)\s+(?:\w+\s+){0,3}?(?:reset|recovery)\b|\blocked out\b|"
+                    r"\blog(?:ging)? ?in(?:to| to)\b", re.I)),
+    Need("a case lookup",
+         # asked of the bot ("can you look up …"), not "how do I check on my case?", which a page may answer
+         re.compile(r"\b(?:can|could|would|will|pls|please)\s+(?:you|u)\s+(?:please\s+)?(?:look ?up|check|find|"
+                    r"see|pull up|find out)\b(?:\s+\w+){0,3}?\s+(?:my|her|his|their|this|the)\s+(?:clients?'?s?|case|"
+                    r"application|app|status|benefits)\b|\blook ?up (?:her|his|my|their|the|this)?\s*(?:client'?s?\s+)?"
+                    r"case\b|\bpull up (?:her|his|their|the|my clients?'?s?)\s+(?:case|file|application|account)\b|"
+                    r"\b(?:see|find out|check)\s+why\s+(?:her|his|their|she|he|they)\b|"
+                    r"\bcase\s*(?:#|no\.?|number|num)?\s*:?\s*#?\d{5,}\b|\bcase\s*(?:#|no\.?|number)\s*\d|"
+                    # where one client's case stands: "did her application go through?", "can u see if my clients
+                    # recert was processed", "tell me when her interview is scheduled"
+                    r"^\W*(?:\w+\W+){0,3}?(?:did|has|have|is|was)\s+(?:her|his|their|(?:my|the|this) clients?'?s?)\s+"
+                    r"(?:[\w-]+\s+){0,2}?(?:application|app|recert\w*|renewal|case|paperwork|documents?|"
+                    r"verifications?|interview)\s+(?:been\s+|get\s+|gotten\s+)?(?:go through|gone through|went through|"
+                    r"processed|approved|done|finished|submitted|scheduled|received|still (?:on|open|active|"
+                    r"scheduled|pending))\b|"
+                    r"\b(?:see|check|find out|tell me|let me know)\s+(?:if|whether|when|where)\s+(?:her|his|their|"
+                    r"(?:my|the|this) clients?'?s?)\s+(?:[\w-]+\s+){0,2}?(?:application|app|recert\w*|renewal|case|"
+                    r"paperwork|documents?|interview|appointment|hearing|card|ebt|deposit)\b|"
+                    # "did the state get her docs yet?"
+                    r"^\W*(?:\w+\W+){0,3}?(?:did|has|have)\s+(?:the\s+)?(?:state|county|office|agency|dss|hhs|dhs|they|"
+                    r"worker|caseworker)\s+(?:get|got|gotten|receive|received|process|processed|approve|approved|see|"
+                    r"seen)\s+(?:her|his|their|my clients?'?s?)\s+(?:[\w-]+\s+){0,2}?(?:application|app|"
+                    r"recert\w*|renewal|"
+                    r"paperwork|documents?|docs|verifications?|forms?|paystubs?)\b|"
+                    r"\b(?:see|check|find out)\s+(?:if|whether)\s+(?:she|he|they)(?:'s|'ve| has| have| was| were)?\s+"
+                    r"(?:been\s+)?(?:sent|mailed|approved|denied|scheduled|assigned|certified)\b|"
+                    r"\b(?:which|what) (?:case ?)?worker (?:is|was) (?:assigned|handling)\b|"
+                    r"\bwho (?:is|'s) (?:her|his|their|my clients?'?s?) (?:case ?)?worker\b|"
+                    # a request to act for the client, which a bot that only reads policy cannot do
+                    r"\b(?:can|could|would|will|pls|please)\s+(?:you|u)\s+(?:please\s+|pls\s+)?(?:send|mail|e-?mail|"
+                    r"fax|text|call|submit|schedule|reschedule|approve|process|update|enroll|sign up|cancel|reopen|"
+                    r"transfer)\s+(?:her|him|them|(?:my|the|this) clients?)\b|"
+                    r"\b(?:please|pls|can you|could you|can u|could u)\s+(?:submit|send in|file|fax|mail in|turn in)\s+"
+                    r"(?:a|an|the|her|his|their)\s+(?:[\w-]+\s+){0,2}?(?:report|form|application|app|packet|"
+                    r"documents?|paperwork)\b", re.I),
+         None),
+)
