@@ -48,7 +48,8 @@ PARAGRAPH_PRIOR = 0.3
 # budget) either way. Measured against it: dropping the overlap test (0.610, precision 0.427, and a paragraph that
 # merely shares "apply" joined "How do I apply for Medicaid?"), opening with the retrieval's first paragraph
 # always (0.590; doc2dial 0.612 -> 0.596), one sentence of each of the first three paragraphs (0.686 at precision
-# 0.340: three 20-word fragments, too loose to read out on a call).
+# 0.340: three 20-word fragments, too loose to read out on a call). Session 11, on that session's code: 0.619 ->
+# 0.638, and on a probe written after it and never tuned on (benchmarks/probes/cfr273_probe4.jsonl) 0.400 -> 0.450.
 RANKED_SECOND = 2
 RANKED_FLOOR = 0.5
 RANKED_ROOM = 40
@@ -345,18 +346,18 @@ class ExtractiveAnswerer:
         second = max(others, key=lambda p: p.score) if others else None
         if second is not None and second.score < SECOND_PASSAGE * best.score:
             second = None
+        # A list item needs its list's lead-in; a paragraph item, the paragraph above that introduces it.
+        lead_needed = best.text.startswith("- ")
+        parent = None if lead_needed else _introducing_parent(pieces, best)
         ranked_second = False
         if second is None and ranks and max_words >= RANKED_ROOM:
-            needs_lead = best.text.startswith("- ") or _introducing_parent(pieces, best) is not None
-            second = _ranked_second(others, ranks, best, needs_lead)
+            second = _ranked_second(others, ranks, best, lead_needed or parent is not None)
             ranked_second = second is not None
         if second is not None:
             max_words, room = max_words - min(len(second.text.split()), max_words // 2), max_words
         best_text = _trim(best.text, max_words)
         chosen = [_Piece(best_text, best.sub, best.chunk_rank, best.order, best.score, best.rule)]
         used = len(best_text.split())
-        lead_needed = best.text.startswith("- ")
-        parent = None if lead_needed else _introducing_parent(pieces, best)
         if parent is not None and max_words - used >= MIN_ITEM_WORDS:
             # An item that is a paragraph of its own ("(ii) A person under 22 years of age …; and") needs the
             # lead-in above it as much as a list item does.
