@@ -422,6 +422,18 @@ unanswerable questions: expect the hidden set to land lower than 1.000.
   paragraph's first 12 words are the query; `benchmarks/paragraph_hubs.py`, 18 s for the
   regulation's 2,502 paragraphs): probe1+probe2 0.727 -> 0.727 / 0.758 at L2 0.3 / 0.1, the halves 0.778 -> 0.756 and
   0.889 -> 0.844 at L2 0.3: no gain either.
+- Session 12, a fifth probe written by someone else (`benchmarks/probes/cfr273_probe5.jsonl`: a helper that read
+  only the regulation and this set's README and questions, never the bot's code, glossary, checks or our probes;
+  30 first turns, 5 follow-ups, 20 unanswerable), committed before any run and run untuned: section R@3 0.933,
+  paragraph hit@3 0.600, cite 0.514 (first turns 0.500), refused answerable 1 of 35, unanswerable 14 of 20 (0.700).
+  The same on the session's final code. Of all our sets, the fairest estimate of the hidden one: this set's
+  section figure carries over, its paragraph and citation figures do not (0.833 -> 0.600, 0.638 -> 0.514), nor
+  quite its refusals (15 of 15 -> 14 of 20). The learned paragraph ranking refitted with probe1-probe4's 73
+  first turns added to its training questions (`paragraph_ltr.py final`, 473 questions) gives nearly the same
+  weights (each within 0.04 of the shipped ones): it is not fitted to this set's 90, and more questions of the
+  same kind would not change it. Where the gold paragraph lands in its ranking (the gold or one under it, first
+  turns): this set 0.49 / 0.79 / 0.89 at ranks 1 / 3 / 10; probe3 and probe4 0.30-0.45 / 0.35-0.55 / 0.70-0.80:
+  on questions nobody tuned on, it is mostly among the first ten but not the first three.
 
 Paragraph ranking variants measured over all candidate paragraphs (first turns, hit@3, odd / even qids):
 
