@@ -68,7 +68,8 @@ PROGRAMS: dict[str, re.Pattern[str]] = {
     "TANF": re.compile(r"\b(?:tanf|cash assistance)\b", re.I),
     "SSI": re.compile(r"\bssi\b|\bsupplemental security income\b", re.I),
     "SSDI": re.compile(r"\bssdi\b|\bsocial security disability\b", re.I),
-    "LIHEAP": re.compile(r"\bliheap\b|\benergy assistance\b|\b(?:help|helps|assistance|program)\b(?:\s+\w+){0,3}?\s+"
+    "LIHEAP": re.compile(r"\bliheap\b|\bheap\b|\b(?:energy|heating|heat|utility|fuel) (?:assistance|help|aid)\b|"
+                         r"\b(?:help|helps|assistance|program)\b(?:\s+\w+){0,3}?\s+"
                          r"(?:pay|paying|with)\s+(?:her\s+|his\s+|their\s+|the\s+|a\s+|my\s+)?(?:electric|electricity|"
                          r"heating|heat|gas|utility|light|power)\s+bills?\b", re.I),
     "housing": re.compile(r"\bsection 8\b|\bhousing (?:choice )?vouchers?\b|\bpublic housing\b|\brent(?:al)? "
@@ -93,7 +94,10 @@ PROGRAMS: dict[str, re.Pattern[str]] = {
 }
 _ACCESS = re.compile(r"\b(?:apply|applying|application|sign(?:ing)? up|enroll|qualif\w*|eligib\w*|waitlist|"
                      r"wait list|how much\b(?:\W+\w+){0,10}?\W+will|get (?:on|into)|need(?:s|ed)? (?:for|to get)|"
-                     r"deliver\w*|file (?:for|a claim)|sign(?:ing)?\s+(?:\w+\s+){0,3}?up|"
+                     r"deliver\w*|file (?:for|a claim)|file\s+(?:\w+\s+){0,3}?claims?|"
+                     r"sign(?:ing)?\s+(?:\w+\s+){0,3}?up|"
+                     # the program's own limits ("the income cutoff for free school lunch", "a lifetime limit on tanf")
+                     r"(?:limits?|cutoffs?|cut-offs?|thresholds?|guidelines|caps?)\s+(?:on|for|of|to (?:get|qualify))|"
                      r"how (?:do|does|can|would|could) (?:\w+ ){1,2}?get|(?:can|could) (?:she|he|they|i|we|my client|"
                      r"the client) get|help (?:her|him|them|me|my client) get)\b", re.I)
 # (a bounded gap above: "how much\b.*\bwill" backtracked over the whole text)
@@ -105,6 +109,31 @@ PROGRAM_SECTIONS = 10  # what the knowledge around the question is about: more t
 
 def programs_in(text: str) -> set[str]:
     return {name for name, pattern in PROGRAMS.items() if pattern.search(text)}
+
+
+# The way into a program is asked only of the program the access words point at: "does she qualify for medicaid",
+# "her wic application", "the income cutoff for free school lunch"; not of one the question names as the client's
+# situation ("mom gets TANF, is the household categorically eligible?" asks about SNAP). Read in a window on each
+# side of each mention, so a long question costs one pass per program.
+_BEFORE = re.compile(rf"(?:{_ACCESS.pattern}|\b(?:wants?|needs?|looking (?:for|into)|interested in))"
+                     rf"(?:\W+[\w'$]+){{0,3}}?\W+$", re.I)
+_AFTER = re.compile(r"(?:\W+[\w']+){0,2}?\W+(?:application|app|eligibility|waitlist|wait list|"
+                    r"income (?:limits?|cutoffs?|guidelines)|claims?|deliver\w*)\b|"
+                    r"(?:\W+[\w']+){0,5}?\W+(?:how|where|when) (?:do|does|can|should) (?:\w+ ){1,2}?"
+                    r"(?:apply|enroll|sign up)\b", re.I)
+WINDOW = 80  # characters either side of a program's name
+
+
+def programs_asked_into(question: str) -> set[str]:
+    """The programs whose way in (applying, qualifying, their own limits) the question asks about."""
+    asked = set()
+    for name, pattern in PROGRAMS.items():
+        for mention in pattern.finditer(question):
+            if (_BEFORE.search(question[max(0, mention.start() - WINDOW):mention.start()])
+                    or _AFTER.match(question, mention.end(), mention.end() + WINDOW)):
+                asked.add(name)
+                break
+    return asked
 
 
 def _dominant_program(texts: Iterable[str]) -> str | None:
@@ -132,8 +161,8 @@ def unanswerable_reason(question: str, hits: list[SearchHit]) -> str | None:
         if not any(name.search(t) for t in texts):
             return f"asks for {state.group(1).title()}'s own figure, which the best sections do not give"
     # "the snap office" names where, not which program: "sign up for medicare at the snap office"
-    asked = programs_in(_AT_THE_OFFICE.sub(" ", question))
-    if not asked or not _ACCESS.search(question):  # the sections' program matters only then (and costs ~1 ms)
+    asked = programs_asked_into(_AT_THE_OFFICE.sub(" ", question))
+    if not asked:  # the sections' program matters only then (and costs ~1 ms)
         return None
     main = _dominant_program(h.chunk.index_text for h in hits[:PROGRAM_SECTIONS])
     # A program that a best section is about by its title or headings is this knowledge base's subject too.

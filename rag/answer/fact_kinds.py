@@ -124,7 +124,9 @@ NEEDS = (
                     r"\b(?:use|spend)\s+(?:her\s+|his\s+|their\s+|my\s+|the\s+)?(?:snap|ebt|food stamps?)"
                     r"(?:\s+cards?|\s+benefits)?\s+(?:to buy|to purchase|to pay for|on)\s+"
                     r"(?!(?:food|groceries|meals?)\b)\w|"
-                    r"\b(?:covered|allowed|eligible|approved)\s+(?:by|with|under|on|for)\s+(?:snap|ebt|food stamps?)\b|"
+                    # an item "covered by snap"; not "eligible for snap" or "approved for snap", said of people
+                    r"\b(?:covered|allowed)\s+(?:by|with|under|on)\s+(?:snap|ebt|food stamps?)\b|"
+                    r"\b(?:snap|ebt|food stamps?)[- ](?:eligible|approved)\s+(?:items?|foods?|products?)\b|"
                     r"\b(?:snap|ebt|food stamps?)\s+(?:cover|covers|pay for|pays for)\s+(?!(?:food|"
                     r"groceries|meals?)\b)\w",
                     re.I),
@@ -138,16 +140,27 @@ NEEDS = (
     # A password, a login or a locked account belongs to a state's website, not to the rules.
     Need("an online account's logistics",
          # trouble with one ("reset her password", "locked out", "cant log in"), not a page's steps that name one
-         re.compile(r"\b(?:reset|forgot|forgotten|recover|lost|can'?t remember)\w*\s+(?:\w+\s+){0,3}?(?:password|"
+         re.compile(r"\b(?:reset|forgot|forgotten|recover|lost|can'?t remember)\w*\s+(?:[\w']+\s+){0,3}?(?:password|"
                     r"username|user name|login)\b|\blocked out\b|\baccount (?:is |got |was )?locked\b|"
                     r"\b(?:can'?t|cannot|unable to|won'?t let (?:her|him|them|me))\s+(?:log|sign) ?in(?:to)?\b|"
                     r"\b(?:can'?t|cannot|unable to|how (?:do|does|can) (?:i|she|he|they))\s+upload\b|"
                     r"\bupload\w*\b(?:\s+\w+){0,4}?\s+(?:to|on|into|through|in)\s+(?:the\s+)?(?:[\w-]+\s+)?(?:app|portal|"
                     r"website|site)\b", re.I),
          # a page on the website itself ("reset your password", "log in to"), not the rules' electronic signatures
-         re.compile(r"\b(?:reset|forgot|forgotten|change|recover)\w*\s+(?:\w+\s+){0,3}?(?:password|username)\b|"
+         re.compile(r"\b(?:reset|forgot|forgotten|change|recover)\w*\s+(?:[\w']+\s+){0,3}?(?:password|username)\b|"
                     r"\b(?:password|username)\s+(?:\w+\s+){0,3}?(?:reset|recovery)\b|\blocked out\b|"
                     r"\blog(?:ging)? ?in(?:to| to)\b", re.I)),
+    # Whether another program (housing, SSI, taxes) counts the SNAP benefits themselves is that program's rule: the
+    # SNAP rules never count their own benefits. "count her snap as income for section 8", not "count her ssi".
+    Need("how another program counts SNAP",
+         re.compile(r"\bcount\w*\s+(?:her|his|their|the|my clients?'?s?)?\s*(?:snap|food stamps?|ebt)(?:\s+benefits?)?"
+                    r"\s+(?:as|toward|towards|against)\b|"
+                    r"\b(?:snap|food stamps?)\s+(?:benefits?\s+)?(?:counts?|counted)\s+(?:as (?:income|a resource)\s+)?"
+                    r"(?:for|toward|towards|against|by|when)\s+(?:\w+\s+){0,3}?(?:section 8|housing|rent|ssi|medicaid|"
+                    r"tax(?:es)?|hud|landlord)\b", re.I),
+         # a page that says so ("SNAP benefits are not counted as income for housing")
+         re.compile(r"\b(?:snap|food stamp|supplemental nutrition assistance)(?: program)?(?: benefits| allotments?)?"
+                    r"[^.]{0,60}?\bnot\b[^.]{0,40}?\b(?:income|resources?)\b", re.I)),
     Need("a case lookup",
          # asked of the bot ("can you look up …"), not "how do I check on my case?", which a page may answer
          re.compile(r"\b(?:can|could|would|will|pls|please)\s+(?:you|u)\s+(?:please\s+)?(?:look ?up|check|find|"
