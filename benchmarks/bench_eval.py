@@ -434,6 +434,18 @@ unanswerable questions: expect the hidden set to land lower than 1.000.
   same kind would not change it. Where the gold paragraph lands in its ranking (the gold or one under it, first
   turns): this set 0.49 / 0.79 / 0.89 at ranks 1 / 3 / 10; probe3 and probe4 0.30-0.45 / 0.35-0.55 / 0.70-0.80:
   on questions nobody tuned on, it is mostly among the first ten but not the first three.
+- Session 12, the answerability checks after reading probe5's six answered unanswerable questions (its unanswerable
+  half is in-sample since) and a list of answerable questions in their words: "eligible for snap" is said of
+  people, not of items (since session 11's second round, every "is X eligible for snap?" was refused as "what the
+  benefits can buy": 8 of 8 such questions of ours, 0 now); another program is asked into only when the access
+  words point at it ("does she qualify for medicaid", "her wic application", "the income cutoff for free school
+  lunch"), not when it is the client's situation ("mom gets TANF, is the household categorically eligible?": 7 of
+  10 such questions refused before, 1 now, by coverage); heating and fuel assistance as LIHEAP; how another program
+  counts SNAP. probe5's unanswerable 14 -> 19 of 20 (in-sample). Tested on probe6 (`benchmarks/probes/
+  cfr273_probe6.jsonl`, written by a second helper after the change was drafted, run before it was read):
+  unanswerable refused 19 of 30 before and after, its 15 answerable near-misses 2 refused before and after. 40
+  more answerable questions of ours in everyday words: 2 refused, both by coverage (one, food lost in a power
+  outage, is in 7 CFR 274, not Part 273). This set, probes 1-4, the cannot-answer sets and doc2dial unchanged.
 
 Paragraph ranking variants measured over all candidate paragraphs (first turns, hit@3, odd / even qids):
 
