@@ -13,6 +13,7 @@ Used by rag.answer.evidence; no language model.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Iterable
 from datetime import date
@@ -21,18 +22,24 @@ from rag.answer.fact_kinds import NEEDS
 from rag.documents import SearchHit
 
 SECTIONS_CHECKED = 3
+# What the agency must do ("aren't they supposed to put a number to call on the notice?") is a rule, not a request.
+_DUTY = re.compile(r"\b(?:supposed to|required to|have to|has to|must|obligated to|need to|needs to)\s+(?:\w+\s+){0,3}?"
+                   r"(?:put|give|include|list|provide|have|send|tell|offer|print)\b", re.I)
 
 
 # This year's dollar figures (allotments, utility allowances, income limits) are published each year apart from
 # the rules; a section holds one only if it names the year asked about.
 _CURRENT = re.compile(r"\b(?:this year|this fiscal year|right now|(?:fy|fiscal year)\s?(20)?\d\d)\b"
+                      # a fiscal year's range ("2024-25"), a cost-of-living adjustment (set each year)
+                      r"|\b20\d\d\s?[-/]\s?(?:20)?\d\d\b|\bcola\b|"
+                      r"\bcost[- ]of[- ]living (?:adjustment|increase|raise)s?\b"
                       # "the current max allotment", not "her current job"
                       r"|\b(?:current|latest)\s+(?:\w+\s+){0,2}?(?:max\w*|standards?|allotments?|limits?|amounts?|sua|"
                       r"allowances?|deductions?|figures?|caps?|cutoffs?|thresholds?|cola)\b"
                       # "the income limit for a household of 3 in 2025"
                       r"|\b(?:limits?|amounts?|allotments?|allowances?|figures?|max\w*|standards?|deductions?|"
-                      r"cutoffs?|cut-offs?|thresholds?|caps?)\b[^.?!]{0,40}?\b(?:(?:in|"
-                      r"for)\s+(?:fy\s?)?20\d\d|currently|"
+                      r"cutoffs?|cut-offs?|thresholds?|caps?)\b[^.?!]{0,40}?\b(?:(?:in|for|during|from)\s+(?:fy\s?|"
+                      r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?\s+)?20\d\d|currently|"
                       r"right now|these days)\b"
                       # "the 2026 gross income limit"
                       r"|\b20\d\d\s+(?:\w+\s+){0,3}?(?:limits?|amounts?|allotments?|allowances?|standards?|"
@@ -43,17 +50,19 @@ _AMOUNT = re.compile(r"\b(?:how much|amount|limit|max(?:imum)?|allotment|allowan
                      re.I)
 # A state's own figures (its utility allowances, its income limits under broad-based categorical eligibility) are
 # set by that state, not by the federal rules, which name a few states only where they set something apart.
-_STATE = re.compile(r"\b(?:in|for|from|of)\s+(?:the state of\s+)?(alabama|alaska|arizona|arkansas|california|colorado|"
-                    r"connecticut|delaware|florida|georgia|hawaii|idaho|illinois|indiana|iowa|kansas|kentucky|"
-                    r"louisiana|maine|maryland|massachusetts|michigan|minnesota|mississippi|missouri|montana|nebraska|"
-                    r"nevada|new hampshire|new jersey|new mexico|new york|north carolina|north dakota|ohio|oklahoma|"
-                    r"oregon|pennsylvania|rhode island|south carolina|south dakota|tennessee|texas|utah|vermont|"
-                    r"virginia|washington|west virginia|wisconsin|wyoming|puerto rico|guam|district of columbia)\b",
-                    re.I)
+_STATE_NAMES = (r"(alabama|alaska|arizona|arkansas|california|colorado|"
+                r"connecticut|delaware|florida|georgia|hawaii|idaho|illinois|indiana|iowa|kansas|kentucky|"
+                r"louisiana|maine|maryland|massachusetts|michigan|minnesota|mississippi|missouri|montana|nebraska|"
+                r"nevada|new hampshire|new jersey|new mexico|new york|north carolina|north dakota|ohio|oklahoma|"
+                r"oregon|pennsylvania|rhode island|south carolina|south dakota|tennessee|texas|utah|vermont|"
+                r"virginia|washington|west virginia|wisconsin|wyoming|puerto rico|guam|district of columbia)")
+_STATE = re.compile(rf"\b(?:in|for|from|of)\s+(?:the state of\s+)?{_STATE_NAMES}\b|\b{_STATE_NAMES}'s\b|"
+                    # the state as the one that decides: "does pennsylvania do ...", "is north carolina on ..."
+                    rf"\b(?:does|do|is|are|has|did|will)\s+(?:the state of\s+)?{_STATE_NAMES}\b", re.I)
 # asked for ("what's the SUA in Ohio", "how much ..."), not named ("does a 401k count toward the limit in Ohio")
-_STATE_FIGURE = re.compile(r"\bhow much\b|\$|\b(?:what(?:'s| is| are)?|whats|need)\s+(?:the\s+)?(?:[\w-]+\s+){0,3}?"
-                           r"(?:amounts?|limits?|max\w*|allotments?|allowances?|sua|standards?|deductions?|figures?|"
-                           r"rates?|caps?|guidelines)\b", re.I)
+_STATE_FIGURE = re.compile(r"\bhow much\b|\$|%|\bpercent\b|\b(?:what(?:'s| is| are)?|whats|need)\s+(?:the\s+)?"
+                           r"(?:[\w-]+\s+){0,3}?(?:amounts?|limits?|max\w*|allotments?|allowances?|sua|standards?|"
+                           r"deductions?|figures?|rates?|caps?|guidelines|cutoffs?|cut-offs?|thresholds?)\b", re.I)
 _NEAR = r".{0,300}?"  # how close a year must stand to a dollar figure to be that figure's year
 _YEAR = re.compile(r"\b(?:fy|fiscal year)\s?(20)?(\d\d)\b|\b(20\d\d)\b", re.I)
 
@@ -115,20 +124,21 @@ def programs_in(text: str) -> set[str]:
 # "her wic application", "the income cutoff for free school lunch"; not of one the question names as the client's
 # situation ("mom gets TANF, is the household categorically eligible?" asks about SNAP). Read in a window on each
 # side of each mention, so a long question costs one pass per program.
-_BEFORE = re.compile(rf"(?:{_ACCESS.pattern}|\b(?:wants?|needs?|looking (?:for|into)|interested in))"
-                     rf"(?:\W+[\w'$]+){{0,3}}?\W+$", re.I)
+_BEFORE = re.compile(rf"(?:{_ACCESS.pattern}|\b(?:wants?|needs?|looking (?:for|into)|interested in|"
+                     rf"how much (?:is|are|does|will|would)))(?:\W+[\w'$]+){{0,4}}?\W+$", re.I)
 _AFTER = re.compile(r"(?:\W+[\w']+){0,2}?\W+(?:application|app|eligibility|waitlist|wait list|"
                     r"income (?:limits?|cutoffs?|guidelines)|claims?|deliver\w*)\b|"
                     r"(?:\W+[\w']+){0,5}?\W+(?:how|where|when) (?:do|does|can|should) (?:\w+ ){1,2}?"
                     r"(?:apply|enroll|sign up)\b", re.I)
 WINDOW = 80  # characters either side of a program's name
+MENTIONS_READ = 5  # a question names a program a few times; a hostile one thousands
 
 
 def programs_asked_into(question: str) -> set[str]:
     """The programs whose way in (applying, qualifying, their own limits) the question asks about."""
     asked = set()
     for name, pattern in PROGRAMS.items():
-        for mention in pattern.finditer(question):
+        for mention in itertools.islice(pattern.finditer(question), MENTIONS_READ):
             if (_BEFORE.search(question[max(0, mention.start() - WINDOW):mention.start()])
                     or _AFTER.match(question, mention.end(), mention.end() + WINDOW)):
                 asked.add(name)
@@ -146,7 +156,10 @@ def unanswerable_reason(question: str, hits: list[SearchHit]) -> str | None:
     """Why the best sections cannot answer the question (the fact it needs is not in them, or it asks about
     another program), or None."""
     texts = [h.chunk.index_text for h in hits[:SECTIONS_CHECKED]]
+    duty = _DUTY.search(question)
     for need in NEEDS:
+        if need.duty_is_a_rule and duty:
+            continue
         if need.asks.search(question) and (need.holds is None or not any(need.holds.search(t) for t in texts)):
             return f"asks for {need.name}, which the best sections do not hold"
     if _CURRENT.search(question) and _AMOUNT.search(question):
@@ -157,9 +170,10 @@ def unanswerable_reason(question: str, hits: list[SearchHit]) -> str | None:
             return f"asks for a {year} figure, which the best sections do not give"
     state = _STATE.search(question)
     if state and _STATE_FIGURE.search(question):
-        name = re.compile(rf"\b{re.escape(state.group(1))}\b", re.I)
+        named = next(group for group in state.groups() if group)
+        name = re.compile(rf"\b{re.escape(named)}\b", re.I)
         if not any(name.search(t) for t in texts):
-            return f"asks for {state.group(1).title()}'s own figure, which the best sections do not give"
+            return f"asks for {named.title()}'s own figure, which the best sections do not give"
     # "the snap office" names where, not which program: "sign up for medicare at the snap office"
     asked = programs_asked_into(_AT_THE_OFFICE.sub(" ", question))
     if not asked:  # the sections' program matters only then (and costs ~1 ms)

@@ -21,6 +21,9 @@ class Need:
     name: str
     asks: re.Pattern[str]
     holds: re.Pattern[str] | None  # None: no document can hold it (a live case lookup)
+    # What the agency must give or have ("aren't they supposed to put a number to call on the notice?") is a rule
+    # the text may hold, not a request for the fact itself.
+    duty_is_a_rule: bool = False
 
 
 NEEDS = (
@@ -44,7 +47,8 @@ NEEDS = (
                     r"drop off|turn in)\b(?:\s+\w+){0,6}?\s+(?:in|to|at)\s+(?:the\s+)?(?:[\w-]+\s+){1,2}?"
                     r"(?:county|parish|borough|district)\b", re.I),
          re.compile(r"\(?\b\d{3}\)?[\s.-]\d{3}[\s.-]\d{4}\b|\b1-8\d\d\b|\b[\w.+-]+@[\w-]+\.[\w.]+\b|"
-                    r"\b\d{1,5} [A-Z][a-z]+ (?:St|Street|Ave|Avenue|Road|Rd|Blvd|Drive|Dr)\b")),
+                    r"\b\d{1,5} [A-Z][a-z]+ (?:St|Street|Ave|Avenue|Road|Rd|Blvd|Drive|Dr)\b"),
+         duty_is_a_rule=True),
     Need("opening hours",
          re.compile(r"\b(?:office hours|opening hours|hours of operation|walk[- ]?ins|"
                     r"walk[- ]in (?:hours|days|times)|what time\b.*\b(?:open|close)|"
@@ -58,7 +62,8 @@ NEEDS = (
                     r"(?:case|application|file)\b)|"
                     r"\bwhen (?:does|do|is|will) (?:the )?(?:[\w-]+ ){0,3}?(?:office|lobby|dss|hhs|dhs|hra|agency) "
                     r"(?:open|close|reopen)", re.I),
-         re.compile(r"\b\d{1,2}(?::\d{2})?\s*(?:a\.?m\.?|p\.?m\.?)", re.I)),
+         re.compile(r"\b\d{1,2}(?::\d{2})?\s*(?:a\.?m\.?|p\.?m\.?)", re.I),
+         duty_is_a_rule=True),
     Need("a place nearby",
          re.compile(r"\b(?:closest|nearest)\s+(?:\w+\s+){0,2}(?:office|pantry|pantries|food bank|location|center|"
                     r"store|clinic|place)|\b(?:list|map) of (?:[\w-]+\s+){0,2}?(?:offices|locations|pantries|"
@@ -68,7 +73,8 @@ NEEDS = (
                     r"pantry|food bank|"
                     r"location|center|clinic)s? (?:in|near|close to|by|around)\b|\bnear me\b|\bnear \d{5}\b|"
                     r"\bdirections to\b|\baddress of\b", re.I),
-         re.compile(r"\b\d{1,5} [A-Z][a-z]+ (?:St|Street|Ave|Avenue|Road|Rd|Blvd|Drive|Dr)\b|\b\d{5}(?:-\d{4})?\b")),
+         re.compile(r"\b\d{1,5} [A-Z][a-z]+ (?:St|Street|Ave|Avenue|Road|Rd|Blvd|Drive|Dr)\b|\b\d{5}(?:-\d{4})?\b"),
+         duty_is_a_rule=True),
     # An EBT card's logistics (a lost or stolen card, its PIN, its balance, the day benefits are loaded on it) are
     # run under the issuance rules and the state's card vendor, not the eligibility rules, which mention the card
     # without saying any of this; only a question in an EBT/SNAP context, so that a lost Social Security card is not
@@ -99,7 +105,8 @@ NEEDS = (
                     r"shopping|orders?)\b"
                     r"|\b(?:check|see|find out)\s+(?:\w+\s+){0,2}balance\b|\bbalance on\b|\bcash ?back\b"
                     r"|\b(?:be|show up|appear)\s+on\s+(?:her|his|their|the|my)\s+(?:ebt\s+|snap\s+)?card\b"
-                    r"|\bhow much\b(?:\s+\w+){0,3}?\s+(?:left|remaining)\s+on\b"
+                    r"|\bhow much\b(?:\s+\w+){0,3}?\s+(?:left|remaining)\s+on\b|\b(?:what'?s|what is)\s+left\s+on\b"
+                    r"|\b(?:amazon|instacart|walmart\.com|doordash|uber ?eats)\b"
                     r"|\bdeposits?\b(?:\s+\w+){0,3}?\s+(?:hit|hits|post|posts|land|lands|show up)\b"
                     r"|\buse\s+(?:her|his|their|my|the)?\s*(?:ebt|snap|food stamps?)(?:\s+card|\s+benefits)?\s+at\b"
                     r"|\b(?:what|which)\s+(?:day|date)\b(?:\s+\w+){0,8}?\s+(?:loaded|deposited|deposit|load|added|"
@@ -191,7 +198,8 @@ NEEDS = (
                     r"\bwho (?:is|'s) (?:her|his|their|my clients?'?s?) (?:case ?)?worker\b|"
                     # a request to act for the client, which a bot that only reads policy cannot do
                     r"\b(?:can|could|would|will|pls|please)\s+(?:you|u)\s+(?:please\s+|pls\s+)?(?:send|mail|e-?mail|"
-                    r"fax|text|call|submit|schedule|reschedule|approve|process|update|enroll|sign up|cancel|reopen|"
+                    r"fax|text|call|submit|schedule|reschedule|book|set up|move|approve|process|update|enroll|sign up|"
+                    r"cancel|reopen|"
                     r"transfer)\s+(?:her|him|them|(?:my|the|this) clients?)\b|"
                     r"\b(?:please|pls|can you|could you|can u|could u)\s+(?:submit|send in|file|fax|mail in|turn in)\s+"
                     r"(?:a|an|the|her|his|their)\s+(?:[\w-]+\s+){0,2}?(?:report|form|application|app|packet|"

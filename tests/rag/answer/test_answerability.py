@@ -59,6 +59,15 @@ SNAP_RULES = [hit("A SNAP household must apply at the SNAP office. SNAP benefits
     ("can she buy dog food with her snap", "what the benefits can buy"),
     ("can ebt be used for paper towels", "what the benefits can buy"),
     ("are energy drinks snap eligible items", "what the benefits can buy"),
+    ("how can she check whats left on her ebt card if she lost the receipt", "EBT card logistics"),
+    ("can she use her ebt card to order groceries on amazon", "EBT card logistics"),
+    ("can you book her recert interview for thursday at 2pm", "a case lookup"),
+    ("what's the cap on the excess shelter deduction for oct 2024-sept 2025", "2024 figure"),
+    ("client gets SSI, how much is SSI going up in january with the COLA", "figure"),
+    ("how much is colorado's standard medical deduction amount for elderly clients", "Colorado's own figure"),
+    ("does pennsylvania do broad based categorical eligibility, and what % of poverty is their gross cutoff",
+     "Pennsylvania's own figure"),
+    ("client's on snap, how does she get one of those free lifeline phones", "asks about Lifeline"),
     ("how do i reset a client's password on the state benefits portal", "an online account's logistics"),
     ("does the housing authority count her snap as income when they figure her section 8 rent?",
      "how another program counts SNAP"),
@@ -174,6 +183,11 @@ def test_questions_for_facts_the_sections_do_not_hold_have_no_evidence(question:
     "is there a limit on how much of her shelter costs they deduct",
     "does tanf count as income for snap",
     "does the county count her ssi as income",
+    # what the agency must give or have is a rule, not a request for the fact
+    "client got a snap denial letter with no phone number on it. arent they supposed to put a number to call?",
+    "is the state supposed to give her a number to call for help with the form?",
+    "does texas count a 401k as a resource",  # a state named, no figure asked for
+    "how are cost of living increases to her ssi handled at recert",  # a COLA, no figure asked for
 ])
 def test_questions_the_sections_may_answer_are_left_to_coverage(question: str) -> None:
     assert unanswerable_reason(question, SNAP_RULES) is None
