@@ -35,12 +35,12 @@ _CURRENT = re.compile(r"\b(?:this year|this fiscal year|right now|(?:fy|fiscal y
                       r"\bcost[- ]of[- ]living (?:adjustment|increase|raise)s?\b"
                       # "the current max allotment", not "her current job"
                       r"|\b(?:current|latest)\s+(?:\w+\s+){0,2}?(?:max\w*|standards?|allotments?|limits?|amounts?|sua|"
-                      r"allowances?|deductions?|figures?|caps?|cutoffs?|thresholds?|cola)\b"
+                      r"allowances?|deductions?|figures?|numbers?|caps?|cutoffs?|thresholds?|cola)\b"
                       # "the income limit for a household of 3 in 2025"
                       r"|\b(?:limits?|amounts?|allotments?|allowances?|figures?|max\w*|standards?|deductions?|"
                       r"cutoffs?|cut-offs?|thresholds?|caps?)\b[^.?!]{0,40}?\b(?:(?:in|for|during|from)\s+(?:fy\s?|"
                       r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?\s+)?20\d\d|currently|"
-                      r"right now|these days)\b"
+                      r"right now|these days|at this point|as of (?:now|today))\b"
                       # "the 2026 gross income limit"
                       r"|\b20\d\d\s+(?:\w+\s+){0,3}?(?:limits?|amounts?|allotments?|allowances?|standards?|"
                       r"numbers|tables?|guidelines|"
@@ -60,7 +60,7 @@ _STATE = re.compile(rf"\b(?:in|for|from|of)\s+(?:the state of\s+)?{_STATE_NAMES}
                     # the state as the one that decides: "does pennsylvania do ...", "is north carolina on ..."
                     rf"\b(?:does|do|is|are|has|did|will)\s+(?:the state of\s+)?{_STATE_NAMES}\b", re.I)
 # asked for ("what's the SUA in Ohio", "how much ..."), not named ("does a 401k count toward the limit in Ohio")
-_STATE_FIGURE = re.compile(r"\bhow much\b|\$|%|\bpercent\b|\b(?:what(?:'s| is| are)?|whats|need)\s+(?:the\s+)?"
+_STATE_FIGURE = re.compile(r"\bhow (?:much|many)\b|\$|%|\bpercent\b|\b(?:what(?:'s| is| are)?|whats|need)\s+(?:the\s+)?"
                            r"(?:[\w-]+\s+){0,3}?(?:amounts?|limits?|max\w*|allotments?|allowances?|sua|standards?|"
                            r"deductions?|figures?|rates?|caps?|guidelines|cutoffs?|cut-offs?|thresholds?)\b", re.I)
 _NEAR = r".{0,300}?"  # how close a year must stand to a dollar figure to be that figure's year
@@ -101,7 +101,7 @@ PROGRAMS: dict[str, re.Pattern[str]] = {
     "VA": re.compile(r"\bva (?:disability|benefits|pension|health ?care)\b|"
                      r"\bveterans? (?:affairs|disability|pension)\b", re.I),
 }
-_ACCESS = re.compile(r"\b(?:apply|applying|application|sign(?:ing)? up|enroll|qualif\w*|eligib\w*|waitlist|"
+_ACCESS = re.compile(r"\b(?:apply|applying|application|sign(?:ed|ing|s)? up|enroll|qualif\w*|eligib\w*|waitlist|"
                      r"wait list|how much\b(?:\W+\w+){0,10}?\W+will|get (?:on|into)|need(?:s|ed)? (?:for|to get)|"
                      r"deliver\w*|file (?:for|a claim)|file\s+(?:\w+\s+){0,3}?claims?|"
                      r"sign(?:ing)?\s+(?:\w+\s+){0,3}?up|"
@@ -126,8 +126,8 @@ def programs_in(text: str) -> set[str]:
 # side of each mention, so a long question costs one pass per program.
 _BEFORE = re.compile(rf"(?:{_ACCESS.pattern}|\b(?:wants?|needs?|looking (?:for|into)|interested in|"
                      rf"how much (?:is|are|does|will|would)))(?:\W+[\w'$]+){{0,4}}?\W+$", re.I)
-_AFTER = re.compile(r"(?:\W+[\w']+){0,2}?\W+(?:application|app|eligibility|waitlist|wait list|"
-                    r"income (?:limits?|cutoffs?|guidelines)|claims?|deliver\w*)\b|"
+_AFTER = re.compile(r"(?:\W+[\w']+){0,2}?\W+(?:application|app|eligibility|waitlist|wait list|claims?|deliver\w*)\b|"
+                    r"\s+income (?:limits?|cutoffs?|guidelines)\b|"
                     r"(?:\W+[\w']+){0,5}?\W+(?:how|where|when) (?:do|does|can|should) (?:\w+ ){1,2}?"
                     r"(?:apply|enroll|sign up)\b", re.I)
 WINDOW = 80  # characters either side of a program's name

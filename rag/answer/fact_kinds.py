@@ -34,7 +34,8 @@ NEEDS = (
                     r"\b(?:customer service|toll[- ]free)\s+(?:number|line|#|phone)|"
                     r"\bwho (?:is|'s) the (?:supervisor|manager|director|head|administrator) (?:at|of|for|in)\b|"
                     r"\b(?:is there|are there|what(?:'s| is)?|whats|give me|need)\s+(?:\w+\s+){0,3}"
-                    r"(?:hotline|helpline|help line|call center)\b|"
+                    r"(?:hotline|helpline|help line|call center|language line|interpreter line)\b|"
+                    r"\bline\s*(?:#|number\b|no\b)|"
                     r"\bwho (?:do|should|can|would) (?:i|we|she|he|they) (?:call|contact|email|e-mail|"
                     r"talk to|ask) (?:at|in) "
                     r"(?:the |our |her |his )?(?:county|office|dss|hhs|dhs|hra|agency|state)\b|"
@@ -72,7 +73,10 @@ NEEDS = (
                     r"(?:county|parish|city|town)\b|\bis there (?:a|an|any) (?:[\w-]+\s+){0,2}?(?:office|"
                     r"pantry|food bank|"
                     r"location|center|clinic)s? (?:in|near|close to|by|around)\b|\bnear me\b|\bnear \d{5}\b|"
-                    r"\bdirections to\b|\baddress of\b", re.I),
+                    r"\bdirections to\b|\baddress of\b|"
+                    # getting to the office ("is there parking at the dss on main st")
+                    r"\b(?:parking|bus (?:stop|line|route)s?)\b(?:\s+\w+){0,4}?\s+(?:at|near|by|for)\s+(?:the\s+)?"
+                    r"(?:[\w-]+\s+){0,3}?(?:office|dss|hhs|dhs|building)\b", re.I),
          re.compile(r"\b\d{1,5} [A-Z][a-z]+ (?:St|Street|Ave|Avenue|Road|Rd|Blvd|Drive|Dr)\b|\b\d{5}(?:-\d{4})?\b"),
          duty_is_a_rule=True),
     # An EBT card's logistics (a lost or stolen card, its PIN, its balance, the day benefits are loaded on it) are
@@ -80,7 +84,7 @@ NEEDS = (
     # without saying any of this; only a question in an EBT/SNAP context, so that a lost Social Security card is not
     # read as one. A knowledge base with the state's card page (replacing a card, the issuance schedule) answers.
     Need("EBT card logistics",
-         re.compile(r"^(?=.*\b(?:ebt|snap|food stamps?|benefits? card)\b|"
+         re.compile(r"^(?=.*\b(?:ebt|snap|food stamps?|benefits? card)\b|.*\bpin\b(?:\s+\S+){0,8}?\s+card\b|"
                     r".*\bbenefits\b(?:\s+\S+){0,6}?\s+(?:on|onto|to)\s+(?:the|her|his|their)\s+card\b)(?=.*(?:"
                     r"\b(?:lost|stolen|stole|damaged|broken|skimmed|hacked|replace\w*|new|another)\s+"
                     r"(?:(?:her|his|my|their|the|a|an)\s+)?(?:ebt\s+|snap\s+|benefits?\s+|food stamps?\s+)?card\b"
@@ -134,6 +138,8 @@ NEEDS = (
                     # an item "covered by snap"; not "eligible for snap" or "approved for snap", said of people
                     r"\b(?:covered|allowed)\s+(?:by|with|under|on)\s+(?:snap|ebt|food stamps?)\b|"
                     r"\b(?:snap|ebt|food stamps?)[- ](?:eligible|approved)\s+(?:items?|foods?|products?)\b|"
+                    r"\b(?:snap|ebt|food stamps?)(?:\s+cards?)?\s+(?:work|works|go through)\s+(?:for|on)\s+"
+                    r"(?!(?:food|groceries|meals?)\b)\w|"
                     r"\b(?:snap|ebt|food stamps?)\s+(?:cover|covers|pay for|pays for)\s+(?!(?:food|"
                     r"groceries|meals?)\b)\w",
                     re.I),
@@ -168,6 +174,11 @@ NEEDS = (
          # a page that says so ("SNAP benefits are not counted as income for housing")
          re.compile(r"\b(?:snap|food stamp|supplemental nutrition assistance)(?: program)?(?: benefits| allotments?)?"
                     r"[^.]{0,60}?\bnot\b[^.]{0,40}?\b(?:income|resources?)\b", re.I)),
+    # What getting benefits means for a green card or citizenship ("public charge") is immigration law.
+    Need("immigration consequences",
+         re.compile(r"\bpublic charge\b|\b(?:hurt|affect|count against|ruin|mess up)\s+(?:her|his|their|my|the)\s+"
+                    r"(?:[\w-]+\s+)?(?:green card|immigration|citizenship|visa|naturalization)\b", re.I),
+         re.compile(r"\bpublic charge\b", re.I)),
     Need("a case lookup",
          # asked of the bot ("can you look up …"), not "how do I check on my case?", which a page may answer
          re.compile(r"\b(?:can|could|would|will|pls|please)\s+(?:you|u)\s+(?:please\s+)?(?:look ?up|check|find|"
@@ -189,7 +200,7 @@ NEEDS = (
                     # "did the state get her docs yet?"
                     r"^\W*(?:\w+\W+){0,3}?(?:did|has|have)\s+(?:the\s+)?(?:state|county|office|agency|dss|hhs|dhs|they|"
                     r"worker|caseworker)\s+(?:get|got|gotten|receive|received|process|processed|approve|approved|see|"
-                    r"seen)\s+(?:her|his|their|my clients?'?s?)\s+(?:[\w-]+\s+){0,2}?(?:application|app|"
+                    r"seen)\s+(?:her|his|their|the|my clients?'?s?)\s+(?:[\w-]+\s+){0,2}?(?:application|app|"
                     r"recert\w*|renewal|"
                     r"paperwork|documents?|docs|verifications?|forms?|paystubs?)\b|"
                     r"\b(?:see|check|find out)\s+(?:if|whether)\s+(?:she|he|they)(?:'s|'ve| has| have| was| were)?\s+"

@@ -68,6 +68,17 @@ SNAP_RULES = [hit("A SNAP household must apply at the SNAP office. SNAP benefits
     ("does pennsylvania do broad based categorical eligibility, and what % of poverty is their gross cutoff",
      "Pennsylvania's own figure"),
     ("client's on snap, how does she get one of those free lifeline phones", "asks about Lifeline"),
+    ("what is the excess shelter cap at this point, the current number not the old one", "figure"),
+    ("how many hrs a week does colorado make them do for E&T", "Colorado's own figure"),
+    ("need the language line # to conference in an interpreter", "contact details"),
+    ("did the county get the paystubs she faxed on tuesday?", "a case lookup"),
+    ("how do i get her 2 kids signed up for CHIP, she makes too much for medicaid", "asks about Medicaid"),
+    ("kids get snap - whats the income limit for the summer EBT / sun bucks thing", "asks about Summer EBT"),
+    ("will the EBT card work for a hot rotisserie chicken from the deli", "what the benefits can buy"),
+    ("she entered the wrong pin too many times and now her card is locked", "EBT card logistics"),
+    ("is there parking at the dss on main st or should she take the bus", "a place nearby"),
+    ("will getting snap for her kids hurt her green card application under public charge?",
+     "immigration consequences"),
     ("how do i reset a client's password on the state benefits portal", "an online account's logistics"),
     ("does the housing authority count her snap as income when they figure her section 8 rent?",
      "how another program counts SNAP"),
@@ -188,6 +199,9 @@ def test_questions_for_facts_the_sections_do_not_hold_have_no_evidence(question:
     "is the state supposed to give her a number to call for help with the form?",
     "does texas count a 401k as a resource",  # a state named, no figure asked for
     "how are cost of living increases to her ssi handled at recert",  # a COLA, no figure asked for
+    "what's the snap income limit for a household of 3",  # SNAP's own limit, not another program's
+    "she gets snap, what is the income limit for her household size",
+    "can she get snap while her green card application is pending",  # no consequence for the card asked
 ])
 def test_questions_the_sections_may_answer_are_left_to_coverage(question: str) -> None:
     assert unanswerable_reason(question, SNAP_RULES) is None
