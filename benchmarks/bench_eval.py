@@ -104,7 +104,7 @@ PROBES = REPO / "benchmarks" / "probes"
 # Our own questions for the gate (benchmarks/probes/README.md): every cannot-answer set and the answerable probes
 # (not probe3, which is run only to report a session's final figures).
 GATE_PROBES = ["cfr273_cannot_answer", "cfr273_cannot_answer2", "cfr273_cannot_answer3", "cfr273_cannot_answer4",
-               "cfr273_cannot_answer5", "cfr273_probe1", "cfr273_probe2"]
+               "cfr273_cannot_answer5", "cfr273_probe1", "cfr273_probe2", "cfr273_probe6", "cfr273_probe7"]
 
 
 def probe_gate() -> tuple[str, str]:
@@ -190,14 +190,15 @@ unanswerable one is. Since session 8's card-logistics check (below), 0.2 also me
 (refused unanswerable 0.933, even half 0.875; answered answerable 0.981). 0.35 is kept: this set has only 15
 unanswerable questions, the card check was written knowing two of them, and an unanswerable question of a kind
 no check covers is refused by this threshold alone.
-The same trade-off on our own probes (`benchmarks/probes/`: the five cannot-answer sets and probe1/probe2, 170
-unanswerable questions in cfr273-dev's categories with new instances and wordings, and their answerable
-near-misses), from one run of the same evaluation:
+The same trade-off on our own probes (`benchmarks/probes/`: the five cannot-answer sets, probe1/probe2, and the
+helpers' probe6/probe7 read in session 12; 225 unanswerable questions in cfr273-dev's categories and others, with
+new instances and wordings, and their answerable near-misses), from one run of the same evaluation:
 
 {probes_calibrated}
 
-Per file, at the default (cannot_answer5 was written before the last change to the checks and never read for
-misses; the others were read while writing them, see the probes' README):
+Per file, at the default (cannot_answer5 was never read for misses; the others were read while writing the checks,
+probe6 and probe7 after one run each, see the probes' README; probe5 and probe8, never read, are in the session
+notes above):
 
 {probes_per_file}
 
@@ -434,18 +435,34 @@ unanswerable questions: expect the hidden set to land lower than 1.000.
   same kind would not change it. Where the gold paragraph lands in its ranking (the gold or one under it, first
   turns): this set 0.49 / 0.79 / 0.89 at ranks 1 / 3 / 10; probe3 and probe4 0.30-0.45 / 0.35-0.55 / 0.70-0.80:
   on questions nobody tuned on, it is mostly among the first ten but not the first three.
-- Session 12, the answerability checks after reading probe5's six answered unanswerable questions (its unanswerable
-  half is in-sample since) and a list of answerable questions in their words: "eligible for snap" is said of
-  people, not of items (since session 11's second round, every "is X eligible for snap?" was refused as "what the
-  benefits can buy": 8 of 8 such questions of ours, 0 now); another program is asked into only when the access
-  words point at it ("does she qualify for medicaid", "her wic application", "the income cutoff for free school
-  lunch"), not when it is the client's situation ("mom gets TANF, is the household categorically eligible?": 7 of
-  10 such questions refused before, 1 now, by coverage); heating and fuel assistance as LIHEAP; how another program
-  counts SNAP. probe5's unanswerable 14 -> 19 of 20 (in-sample). Tested on probe6 (`benchmarks/probes/
-  cfr273_probe6.jsonl`, written by a second helper after the change was drafted, run before it was read):
-  unanswerable refused 19 of 30 before and after, its 15 answerable near-misses 2 refused before and after. 40
-  more answerable questions of ours in everyday words: 2 refused, both by coverage (one, food lost in a power
-  outage, is in 7 CFR 274, not Part 273). This set, probes 1-4, the cannot-answer sets and doc2dial unchanged.
+- Session 12, the answerability checks in three rounds, each written from one helper's set and tested on the next
+  helper's, written after it and run before it was read (`benchmarks/probes/README.md`):
+  - from probe5's six answered unanswerable questions and a list of answerable ones in their words: "eligible for
+    snap" is said of people, not of items (since session 11's second round every "is X eligible for snap?" was
+    refused as "what the benefits can buy": 8 of 8 such questions of ours, 0 now); another program is asked into
+    only when the access words point at it ("does she qualify for medicaid", "her wic application", "the income
+    cutoff for free school lunch"), not when it is the client's situation ("mom gets TANF, is the household
+    categorically eligible?": 7 of 10 such questions refused before, 1 now, by coverage); heating and fuel
+    assistance as LIHEAP; how another program counts SNAP. Tested on probe6: unanswerable 19 of 30 refused
+    before and after, its answerable near-misses 2 of 15 before and after.
+  - from probe6's misses: what the agency must give or have ("aren't they supposed to put a number to call?") is a
+    rule, not a request; fiscal-year ranges and COLAs as this year's figure; a state's possessive or the state as
+    subject with a figure asked; what is left on the card, online retailers, booking an interview. Tested on
+    probe7: unanswerable 10 of 25 before and after; answerable refused 3 -> 2 of 25.
+  - from probe7's misses: "the current number", "at this point"; "how many" as a state's figure; a language line;
+    public charge; a PIN near a card; parking at the office. Tested on probe8, written the way this set is
+    (five unanswerable questions in each of its six categories): unanswerable refused 24 of 30 on the session's
+    first code, 24 after the second round, 25 after the third (0.833); answerable refused 2 of 36 throughout.
+  So the rounds gained on the set they were written from (probe6 19 -> 27 of 30, probe7 10 -> 20 of 25) and little
+  on the next writer's, whose questions find new kinds and new wordings each time; on the set written the way
+  this one is, refusals stay at 80-83%. 78 answerable questions of ours in the checks' words: 3 refused, all by
+  coverage (one, food lost in a power outage, is in 7 CFR 274, not Part 273). This set, probes 1-4, the
+  cannot-answer sets and doc2dial unchanged throughout.
+- Session 12, answers on the helpers' sets nobody read for misses (first turns; cite over all answerable): probe5
+  section R@3 0.933, paragraph hit@3 0.600, cite 0.514; probe8 (written the way this set is) 0.867 / 0.433 /
+  0.333. The answer's priors re-swept on a pool of 178 answerable questions (this set, probe1/2/6/7) and tested on
+  probe5+probe8 (71): PARAGRAPH_PRIOR 0.3 (shipped) / 0.6 / 1.0 cite 0.601 / 0.590 / 0.579 and 0.423 / 0.437 / 0.437;
+  RANK_PRIOR (0.1, 0.05, 0) / (0.5, 0.2, 0) 0.584 / 0.596 and 0.437 / 0.380: within a question or two, kept.
 
 Paragraph ranking variants measured over all candidate paragraphs (first turns, hit@3, odd / even qids):
 
