@@ -263,7 +263,10 @@ def test_a_hostile_question_is_checked_in_bounded_time() -> None:
                  "can you " * 20_000 + "look", "did her " * 20_000 + "x", "buy " * 20_000 + "with",
                  "number for the " * 10_000 + "x", "office " * 30_000 + "x", "in " * 30_000 + "texas how much",
                  "program help " * 10_000 + "pay", "benefits " * 30_000 + "on the",
-                 "ebt card " * 20_000 + "not", "order " * 30_000 + "online"]:
+                 "ebt card " * 20_000 + "not", "order " * 30_000 + "online",
+                 # session 12's patterns: the access words around a program, a duty, a state as subject, a PIN
+                 "how much is medicaid " * 10_000 + "x", "apply for wic " * 10_000, "supposed to " * 20_000 + "give",
+                 "does texas " * 20_000 + "how many", "pin " * 30_000 + "card", "parking " * 30_000 + "at the office"]:
         started = time.perf_counter()
         unanswerable_reason(text, SNAP_RULES)
         assert time.perf_counter() - started < 2.0
