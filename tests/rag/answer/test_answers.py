@@ -98,6 +98,19 @@ def test_the_question_word_picks_the_section_that_answers_it(engine: Engine, que
     assert outcome.citations[0].heading_path[-1] == heading
 
 
+@pytest.mark.parametrize(("question", "heading"), [
+    # "eligible for snap" said of people (until session 12 read as an item bought with SNAP, and refused)
+    ("is a green card holder eligible for snap?", "Which non-citizens can get SNAP"),
+    # another program named as the client's situation, not as the program asked into
+    ("mom gets TANF, is the household categorically eligible?", "Resource limits"),
+])
+def test_eligibility_questions_naming_other_programs_or_people_are_answered(engine: Engine, question: str,
+                                                                             heading: str) -> None:
+    outcome = engine.answer(question, [], CONCISE)
+    assert outcome.kind == "answer"
+    assert outcome.citations[0].heading_path[-1] == heading
+
+
 def test_off_topic_question_is_a_no_answer_with_the_closest_topics(engine: Engine) -> None:
     outcome = engine.answer("What is the capital of France?", [], CONCISE)
     assert outcome.kind == "no_answer"
