@@ -135,8 +135,14 @@ WINDOW = 80  # characters either side of a program's name
 MENTIONS_READ = 5  # a question names a program a few times; a hostile one thousands
 
 
+# How a program counts ("how much does her tanf count as income") is a question for the program counting it.
+_COUNTS = re.compile(r"\bcount(?:s|ed|ing)?\b", re.I)
+
+
 def programs_asked_into(question: str) -> set[str]:
     """The programs whose way in (applying, qualifying, their own limits) the question asks about."""
+    if _COUNTS.search(question):
+        return set()
     asked = set()
     for name, pattern in PROGRAMS.items():
         for mention in itertools.islice(pattern.finditer(question), MENTIONS_READ):

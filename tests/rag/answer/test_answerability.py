@@ -200,6 +200,8 @@ def test_questions_for_facts_the_sections_do_not_hold_have_no_evidence(question:
     "does texas count a 401k as a resource",  # a state named, no figure asked for
     "how are cost of living increases to her ssi handled at recert",  # a COLA, no figure asked for
     "what's the snap income limit for a household of 3",  # SNAP's own limit, not another program's
+    "how much does her tanf count as income",  # how it counts for SNAP
+    "how much of her ssi counts for snap",
     "she gets snap, what is the income limit for her household size",
     "can she get snap while her green card application is pending",  # no consequence for the card asked
 ])
