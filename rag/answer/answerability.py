@@ -102,14 +102,15 @@ PROGRAMS: dict[str, re.Pattern[str]] = {
     "VA": re.compile(r"\bva (?:disability|benefits|pension|health ?care)\b|"
                      r"\bveterans? (?:affairs|disability|pension)\b", re.I),
 }
-_ACCESS = re.compile(r"\b(?:apply|applying|application|sign(?:ed|ing|s)? up|enroll|qualif\w*|eligib\w*|waitlist|"
-                     r"wait list|how much\b(?:\W+\w+){0,10}?\W+will|get (?:on|into)|need(?:s|ed)? (?:for|to get)|"
-                     r"deliver\w*|file (?:for|a claim)|file\s+(?:\w+\s+){0,3}?claims?|"
-                     r"sign(?:ing)?\s+(?:\w+\s+){0,3}?up|"
-                     # the program's own limits ("the income cutoff for free school lunch", "a lifetime limit on tanf")
-                     r"(?:limits?|cutoffs?|cut-offs?|thresholds?|guidelines|caps?)\s+(?:on|for|of|to (?:get|qualify))|"
-                     r"how (?:do|does|can|would|could) (?:\w+ ){1,2}?get|(?:can|could) (?:she|he|they|i|we|my client|"
-                     r"the client) get|help (?:her|him|them|me|my client) get)\b", re.I)
+# The words that ask for a way into a program (read before its name by _BEFORE below).
+_ACCESS = (r"\b(?:apply|applying|application|sign(?:ed|ing|s)? up|enroll|qualif\w*|eligib\w*|waitlist|"
+           r"wait list|how much\b(?:\W+\w+){0,10}?\W+will|get (?:on|into)|need(?:s|ed)? (?:for|to get)|"
+           r"deliver\w*|file (?:for|a claim)|file\s+(?:\w+\s+){0,3}?claims?|"
+           r"sign(?:ing)?\s+(?:\w+\s+){0,3}?up|"
+           # the program's own limits ("the income cutoff for free school lunch", "a lifetime limit on tanf")
+           r"(?:limits?|cutoffs?|cut-offs?|thresholds?|guidelines|caps?)\s+(?:on|for|of|to (?:get|qualify))|"
+           r"how (?:do|does|can|would|could) (?:\w+ ){1,2}?get|(?:can|could) (?:she|he|they|i|we|my client|"
+           r"the client) get|help (?:her|him|them|me|my client) get)\b")
 # (a bounded gap above: "how much\b.*\bwill" backtracked over the whole text)
 _AT_THE_OFFICE = re.compile(r"\b(?:the|her|his|their|a)\s+(?:snap|food stamps?|ebt)\s+"
                             r"(?:office|offices|worker|caseworker)\b", re.I)
@@ -125,7 +126,7 @@ def programs_in(text: str) -> set[str]:
 # "her wic application", "the income cutoff for free school lunch"; not of one the question names as the client's
 # situation ("mom gets TANF, is the household categorically eligible?" asks about SNAP). Read in a window on each
 # side of each mention, so a long question costs one pass per program.
-_BEFORE = re.compile(rf"(?:{_ACCESS.pattern}|\b(?:wants?|needs?|looking (?:for|into)|interested in|"
+_BEFORE = re.compile(rf"(?:{_ACCESS}|\b(?:wants?|needs?|looking (?:for|into)|interested in|"
                      rf"how much (?:is|are|does|will|would)))(?:\W+[\w'$]+){{0,4}}?\W+$", re.I)
 _AFTER = re.compile(r"(?:\W+[\w']+){0,2}?\W+(?:application|app|eligibility|waitlist|wait list|claims?|deliver\w*)\b|"
                     r"\s+income (?:limits?|cutoffs?|guidelines)\b|"
