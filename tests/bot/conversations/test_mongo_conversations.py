@@ -192,16 +192,21 @@ def test_closing_the_bridge_ends_calls_in_flight_at_once() -> None:
     """A turn still waiting for MongoDB when the bot shuts down gets an error now, not after its whole timeout."""
     bridge = AsyncBridge()
     failures: list[BaseException] = []
+    running = threading.Event()
+
+    async def slow_call() -> None:
+        running.set()
+        await asyncio.sleep(60)
 
     def call() -> None:
         try:
-            bridge.run(asyncio.sleep(60), timeout=30)
+            bridge.run(slow_call(), timeout=30)
         except BaseException as exc:  # noqa: BLE001 - the test looks at what the caller got
             failures.append(exc)
 
     waiting = threading.Thread(target=call)
     waiting.start()
-    time.sleep(0.1)
+    assert running.wait(5)  # the call is in flight (a fixed sleep raced a busy CI machine)
     started = time.monotonic()
     bridge.close()
     waiting.join(timeout=5)
