@@ -96,6 +96,27 @@ def test_articles_and_possessives_do_not_count(glossary: Glossary, tmp_path: Pat
     assert set(Glossary(path).expand("her card").terms) == {"EBT card", "benefit card"}
 
 
+def test_a_phrase_is_found_with_a_filler_word_inside_it(tmp_path: Path) -> None:
+    path = tmp_path / "glossary.toml"
+    path.write_text('bundled = false\n[t]\n"deduction for working" = ["earned income deduction"]\n'
+                    '"count as income" = ["income"]\n"paid every week" = ["weekly"]\n'
+                    '"standard deduction amount" = ["standard deduction"]\n"work rules" = ["work requirements"]\n',
+                    encoding="utf-8")
+    glossary = Glossary(path)
+    found = glossary.expand("is there any deduction just for working?")
+    assert found.matched == ("deduction just for working",) and found.terms == ("earned income deduction",)
+    assert found.coverage == 1.0
+    assert glossary.expand("do they count that as income").matched == ("count that as income",)
+    assert glossary.expand("does snap count her SNAP as income").matched == ("count her SNAP as income",)
+    # Not a word that changes the meaning, and not inside a two-word phrase.
+    assert not glossary.expand("she is paid every other week")
+    assert not glossary.expand("the standard medical deduction amount")
+    assert not glossary.expand("does he count not as income")
+    assert not glossary.expand("the work snap rules")
+    # An exact phrase still wins where one starts.
+    assert glossary.expand("deduction for working").matched == ("deduction for working",)
+
+
 def test_terms_the_question_already_says_are_not_added(glossary: Glossary) -> None:
     assert glossary.expand("Renewal or recertification?").terms == ("certification period",)
     assert not glossary.expand("When is the recertification interview?")
