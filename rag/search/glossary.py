@@ -196,6 +196,11 @@ class Glossary:
                 for suffix in ("s", "es"):
                     self._index.setdefault((*words[:-1], words[-1] + suffix), key)
         self._longest = max((len(w) for w in self._index), default=0)
+        # First word -> the longest phrase of GAP_MIN_WORDS or more starting with it: where a gap can be tried.
+        self._gap_from: dict[str, int] = {}
+        for words in self._index:
+            if len(words) >= GAP_MIN_WORDS:
+                self._gap_from[words[0]] = max(self._gap_from.get(words[0], 0), len(words))
 
     def __len__(self) -> int:
         return len(self.entries)
@@ -241,7 +246,7 @@ class Glossary:
         """The longest phrase of at least GAP_MIN_WORDS words starting at kept[i] that the question says with one
         skippable word inside it: "is there any deduction just for working" is "deduction for working", "count
         that as income" is "count as income", "ask for a fair hearing" is "ask for a hearing"."""
-        for n in range(min(self._longest, len(kept) - i - 1), GAP_MIN_WORDS - 1, -1):
+        for n in range(min(self._gap_from.get(kept[i], 0), len(kept) - i - 1), GAP_MIN_WORDS - 1, -1):
             for j in range(i + 1, i + n):
                 if kept[j] not in SKIPPABLE:
                     continue
