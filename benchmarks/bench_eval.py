@@ -463,6 +463,24 @@ unanswerable questions: expect the hidden set to land lower than 1.000.
   0.333. The answer's priors re-swept on a pool of 178 answerable questions (this set, probe1/2/6/7) and tested on
   probe5+probe8 (71): PARAGRAPH_PRIOR 0.3 (shipped) / 0.6 / 1.0 cite 0.601 / 0.590 / 0.579 and 0.423 / 0.437 / 0.437;
   RANK_PRIOR (0.1, 0.05, 0) / (0.5, 0.2, 0) 0.584 / 0.596 and 0.437 / 0.380: within a question or two, kept.
+- Session 13, the glossary matches a phrase of three words or more with one filler word inside it ("deduction just
+  for working" is "deduction for working", "count that as income" is "count as income"; words that turn the
+  meaning, such as "other" in "every other week" or "medical" in "standard medical deduction", never skip):
+  cite a gold paragraph 0.638 -> 0.648 here, probe3 0.280 -> 0.320, probe8 paragraph hit@3 0.433 -> 0.533 and
+  cite 0.333 -> 0.361 (probe8's misses were read in this session, after its first run: it is no longer unread);
+  probes 1, 2, 4-7, the cannot-answer sets and doc2dial unchanged.
+- Session 13, a ninth probe (`benchmarks/probes/cfr273_probe9.jsonl`, 68 questions written the way this set is by a
+  helper that saw only the regulation and this set's README and format; committed before any run, and read by
+  nobody since): first turns section R@3 0.925, paragraph hit@3 0.675, cite 0.550 (all answerable 0.479, of
+  which follow-ups 1 of 8); refused answerable 0.104, refused unanswerable 0.550 (11 of 20). Identical on the
+  session's starting code and on the final code. The refusal figure is the widest gap between writers yet
+  (probe8 0.833): the kinds of fact an unanswerable question asks for vary more than the checks do.
+- Session 13, tried and not kept: the answer's second passage from the retrieval's first two paragraphs without
+  the floor and overlap tests (cfr273-dev cite 0.648 -> 0.667, the probes +5 of 181, probe9 unchanged, doc2dial
+  0.615 -> 0.619; but the demo's Medicaid answer then cited a paragraph that made the next, self-contained ABAWD
+  question read as its follow-up); opening only with one of the retrieval's first 2-6 paragraphs (flat);
+  follow-ups' paragraphs re-ranked with the follow-up's own words (question alone) fused in at weight 0.5-2
+  (cfr273-dev follow-ups hit@3 8 -> 9 of 15, probe8 4 -> 2-3 of 6, probe9 unchanged).
 
 Paragraph ranking variants measured over all candidate paragraphs (first turns, hit@3, odd / even qids):
 
