@@ -30,7 +30,10 @@ _DUTY = re.compile(r"\b(?:supposed to|required to|have to|has to|must|obligated 
 
 # This year's dollar figures (allotments, utility allowances, income limits) are published each year apart from
 # the rules; a section holds one only if it names the year asked about.
-_CURRENT = re.compile(r"\b(?:this year|this fiscal year|right now|(?:fy|fiscal year)\s?(20)?\d\d)\b"
+_CURRENT = re.compile(r"\b(?:this (?:year|yr|yea?r)|this fiscal year|right now|(?:fy|fiscal year)\s?(20)?\d\d)\b"
+                      # a figure no longer printed ("its not $100 anymore"), one that changed ("did it go up")
+                      r"|\b(?:isn'?t|is not|not|no longer)\s+\$\s?\d[\d,.]*k?\s+any ?more\b"
+                      r"|\b(?:did|has|have)\s+(?:it|that|they)\s+(?:gone|go|went)\s+up\b"
                       # a fiscal year's range ("2024-25"), a cost-of-living adjustment (set each year)
                       r"|\b20\d\d\s?[-/]\s?(?:20)?\d\d\b|\bcola\b|"
                       r"\bcost[- ]of[- ]living (?:adjustment|increase|raise)s?\b"
@@ -46,7 +49,7 @@ _CURRENT = re.compile(r"\b(?:this year|this fiscal year|right now|(?:fy|fiscal y
                       r"|\b20\d\d\s+(?:\w+\s+){0,3}?(?:limits?|amounts?|allotments?|allowances?|standards?|"
                       r"numbers|tables?|guidelines|"
                       r"deductions?|cutoffs?|thresholds?|caps?)\b", re.I)
-_AMOUNT = re.compile(r"\b(?:how much|amount|limit|max(?:imum)?|allotment|allowance|deduction|standard|in dollars|"
+_AMOUNT = re.compile(r"\b(?:how much|amount|limit|max(?:imum)?|allotment|allowance|deduction|standard|in dollars|sua|"
                      r"dollar|rate|figure|cutoff|cut-off|threshold|cap|guidelines)\b|\$",
                      re.I)
 # A state's own figures (its utility allowances, its income limits under broad-based categorical eligibility) are
@@ -63,7 +66,8 @@ _STATE = re.compile(rf"\b(?:in|for|from|of)\s+(?:the state of\s+)?{_STATE_NAMES}
 # asked for ("what's the SUA in Ohio", "how much ..."), not named ("does a 401k count toward the limit in Ohio")
 _STATE_FIGURE = re.compile(r"\bhow (?:much|many)\b|\$|%|\bpercent\b|\b(?:what(?:'s| is| are)?|whats|need)\s+(?:the\s+)?"
                            r"(?:[\w-]+\s+){0,3}?(?:amounts?|limits?|max\w*|allotments?|allowances?|sua|standards?|"
-                           r"deductions?|figures?|rates?|caps?|guidelines|cutoffs?|cut-offs?|thresholds?)\b", re.I)
+                           r"deductions?|figures?|rates?|caps?|guidelines|cutoffs?|cut-offs?|thresholds?|numbers?)\b",
+                           re.I)
 _NEAR = r".{0,300}?"  # how close a year must stand to a dollar figure to be that figure's year
 _YEAR = re.compile(r"\b(?:fy|fiscal year)\s?(20)?(\d\d)\b|\b(20\d\d)\b", re.I)
 
@@ -109,6 +113,7 @@ _ACCESS = (r"\b(?:apply|applying|application|sign(?:ed|ing|s)? up|enroll|qualif\
            r"sign(?:ing)?\s+(?:\w+\s+){0,3}?up|"
            # the program's own limits ("the income cutoff for free school lunch", "a lifetime limit on tanf")
            r"(?:limits?|cutoffs?|cut-offs?|thresholds?|guidelines|caps?)\s+(?:on|for|of|to (?:get|qualify))|"
+           r"automatic\w*\s+(?:get|gets|qualif\w*|eligib\w*|enroll\w*)|"
            r"how (?:do|does|can|would|could) (?:\w+ ){1,2}?get|(?:can|could) (?:she|he|they|i|we|my client|"
            r"the client) get|help (?:her|him|them|me|my client) get)\b")
 # (a bounded gap above: "how much\b.*\bwill" backtracked over the whole text)

@@ -35,7 +35,8 @@ NEEDS = (
                     r"\bwho (?:is|'s) the (?:supervisor|manager|director|head|administrator) (?:at|of|for|in)\b|"
                     r"\b(?:is there|are there|what(?:'s| is)?|whats|give me|need)\s+(?:\w+\s+){0,3}"
                     r"(?:hotline|helpline|help line|call center|language line|interpreter line)\b|"
-                    r"\bline\s*(?:#|number\b|no\b)|"
+                    r"\bline\s*(?:#|number\b|no\b)|\b(?:what|which)\s+e-?mail\b(?:\s+address)?\s+(?:can|do|does|should|"
+                    r"would|is)\b|"
                     r"\bwho (?:do|should|can|would) (?:i|we|she|he|they) (?:call|contact|email|e-mail|"
                     r"talk to|ask) (?:at|in) "
                     r"(?:the |our |her |his )?(?:county|office|dss|hhs|dhs|hra|agency|state)\b|"
@@ -57,6 +58,8 @@ NEEDS = (
                     # an office, lobby or agency open or closing ("is the county office open on memorial day",
                     # "when does the hhs lobby open", "is the snap office closing in december"): its own
                     # schedule, never in the rules. A case or a certification period that closes is not one.
+                    # Not told of: "put her app in the drop box after the office closed".
+                    r"(?<!after the )(?<!before the )(?<!when the )(?<!once the )(?<!since the )(?<!after )"
                     r"\b(?:offices?|lobby|lobbies|building|dss|hhs|dhs|hra|agency)\s+(?:\w+\s+){0,4}?"
                     r"(?:open|opens|opened|close|closed|closes|closing|shut|shutting|moved|"
                     r"relocated)\b(?!\s+(?:a|an|the|her|his|their)\s+"
@@ -73,6 +76,9 @@ NEEDS = (
                     r"(?:county|parish|city|town)\b|\bis there (?:a|an|any) (?:[\w-]+\s+){0,2}?(?:office|"
                     r"pantry|food bank|"
                     r"location|center|clinic)s? (?:in|near|close to|by|around)\b|\bnear me\b|\bnear \d{5}\b|"
+                    r"\b(?:lives?|living|located|moved)\s+(?:in|to)\s+\d{5}\b|\bzip(?:\s*code)?\s*:?\s*\d{5}\b|"
+                    r"\b(?:which|what)\s+office\s+(?:does|do|should|can|would|will)\s+(?:she|he|they|i|we|"
+                    r"(?:my|the) client)\s+(?:go|apply|report|visit|use)\b|"
                     r"\bdirections to\b|\baddress of\b|"
                     # getting to the office ("is there parking at the dss on main st")
                     r"\b(?:parking|bus (?:stop|line|route)s?)\b(?:\s+\w+){0,4}?\s+(?:at|near|by|for)\s+(?:the\s+)?"
@@ -85,6 +91,7 @@ NEEDS = (
     # read as one. A knowledge base with the state's card page (replacing a card, the issuance schedule) answers.
     Need("EBT card logistics",
          re.compile(r"^(?=.*\b(?:ebt|snap|food stamps?|benefits? card)\b|.*\bpin\b(?:\s+\S+){0,8}?\s+card\b|"
+                    r".*\bbenefits?\s+(?:load|loads|loaded|deposit|deposits|post|posts|hit|hits)\b|"
                     r".*\bbenefits\b(?:\s+\S+){0,6}?\s+(?:on|onto|to)\s+(?:the|her|his|their)\s+card\b)(?=.*(?:"
                     r"\b(?:lost|stolen|stole|damaged|broken|skimmed|hacked|replace\w*|new|another)\s+"
                     r"(?:(?:her|his|my|their|the|a|an)\s+)?(?:ebt\s+|snap\s+|benefits?\s+|food stamps?\s+)?card\b"
@@ -99,7 +106,11 @@ NEEDS = (
                     r"|\b(?:system|machines?|network|website|site|portal)s?\s+(?:is\s+|are\s+)?(?:down|offline|out)\b"
                     r"|\b(?:snap|benefits|ebt|food stamps)\s+(?:didn'?t|did not|hasn'?t|has not|never|won'?t)\s+"
                     r"(?:load|come|post|show up|hit|go through|get deposited)\b"
-                    r"|\b(?:case|card) number ends? (?:in|with)\b"
+                    r"|\b(?:case|card)\s*(?:number|#|no\.?)\s*ends? (?:in|with)\b"
+                    # the card elsewhere ("will her ohio ebt card work down there"), benefits left unused on it
+                    r"|\bcard\s+(?:still\s+)?(?:work|be accepted)\s+(?:in|down|up|out|over|there)\b"
+                    r"|\b(?:take|taken|takes|took|come|came|go|goes|went)\s+(?:it\s+|them\s+)?off\s+(?:the|her|his|"
+                    r"their)\s+card\b|\bunused\s+(?:snap|benefits|food stamps)\b"
                     # a card refused at the till, the balance on it, ordering online with it
                     r"|\bcards?\s+(?:\w+\s+){0,2}?(?:isn'?t|is not|not|won'?t|doesn'?t|didn'?t|wasn'?t|keeps?|got|"
                     r"getting|was|is)\s+(?:getting\s+)?(?:working|work|accepted|taken|swiping|declined|rejected)\b"
@@ -179,20 +190,52 @@ NEEDS = (
          re.compile(r"\bpublic charge\b|\b(?:hurt|affect|count against|ruin|mess up)\s+(?:her|his|their|my|the)\s+"
                     r"(?:[\w-]+\s+)?(?:green card|immigration|citizenship|visa|naturalization)\b", re.I),
          re.compile(r"\bpublic charge\b", re.I)),
+    # Replacing food lost to a power outage, a fire or a flood is an issuance rule (7 CFR 274), not an eligibility
+    # one; lost benefits (the agency's error) are, and are asked as "get back the snap she should have gotten".
+    Need("replacing food lost in a misfortune",
+         re.compile(r"\b(?:food|groceries)\b(?:\s+\w+){0,4}?\s+(?:spoiled|spoilt|went bad|go bad|rotted|destroyed|"
+                    r"ruined|burned|burnt)\b|\b(?:snap|benefits|food stamps?|food)\s+(?:\w+\s+)?replaced\b|"
+                    r"\breplace\w*\s+(?:her\s+|his\s+|their\s+|the\s+)?(?:snap|benefits|food stamps?|food)\b"
+                    r"(?:\s+\w+){0,4}?\s+(?:spoiled|lost|destroyed|fire|flood|outage|storm)\b", re.I),
+         re.compile(r"\bhousehold misfortune\b|\b(?:destroyed|spoiled) (?:in|by|due to)\b|"
+                    r"\breplacement (?:of )?(?:benefits|issuances?|food)\b", re.I)),
     Need("a case lookup",
          # asked of the bot ("can you look up …"), not "how do I check on my case?", which a page may answer
          re.compile(r"\b(?:can|could|would|will|pls|please)\s+(?:you|u)\s+(?:please\s+)?(?:look ?up|check|find|"
                     r"see|pull up|find out)\b(?:\s+\w+){0,3}?\s+(?:my|her|his|their|this|the)\s+(?:clients?'?s?|case|"
                     r"application|app|status|benefits)\b|\blook ?up (?:her|his|my|their|the|this)?\s*(?:client'?s?\s+)?"
-                    r"case\b|\bpull up (?:her|his|their|the|my clients?'?s?)\s+(?:case|file|application|account)\b|"
+                    r"case\b|\bpull up (?:her|his|their|the|my clients?'?s?)\s+(?:case|file|application|account|"
+                    r"budget|record|history|notices?|info)\b|"
                     r"\b(?:see|find out|check)\s+why\s+(?:her|his|their|she|he|they)\b|"
+                    # why one client's benefits changed ("why did she get cut off this month?"): her notice says
+                    r"\bwhy\s+(?:did|was|were|has|have)\s+(?:she|he|they|her|his|their)\s+(?:[\w-]+\s+){0,2}?"
+                    r"(?:get\s+|got\s+|been\s+)?(?:cut off|cut|denied|closed|terminated|reduced|stopped|dropped|"
+                    r"sanctioned|disqualified|lowered)\b|"
+                    # a status asked by a name ("check if maria gonzalez's snap app got approved")
+                    r"\b(?:check|see|find out|tell me)\s+(?:if|whether)\s+(?:[\w'-]+\s+){1,3}?(?:snap\s+)?"
+                    r"(?:application|app|recert\w*|renewal|case|interview|hearing)\s+(?:got|was|has been|is|went)\s+"
+                    r"(?:approved|denied|processed|through|scheduled|rescheduled|closed|reopened|done)\b|"
+                    # the client's own dates and history ("when is his recert due?", "how many abawd months has he
+                    # used"), what a hearing decided, what is on the case ("is there an overpayment claim on his case")
+                    r"^\W*when\s+(?:is|was)\s+(?:her|his|their|my clients?'?s?)\s+(?:next\s+)?(?:recert\w*|renewal|"
+                    r"interview|appointment|hearing)\s+(?:due|scheduled|set)\b(?![^?]{0,80}?\bif\b)|"
+                    r"\bhow many\s+(?:[\w-]+\s+){0,3}?months\s+(?:has|have|did)\s+(?:he|she|they|(?:my|the) client)\s+"
+                    r"(?:already\s+)?(?:used|had|gotten|received|burned|burnt|got)\b|"
+                    r"\bwhat did\s+(?:the|her|his|their)\s+(?:hearing officer|judge|alj|worker|caseworker|county|state|"
+                    r"agency|office)\s+(?:decide|say|rule|determine|find)\b|"
+                    r"\b(?:is there|are there|does (?:she|he|they) have)\s+(?:an?\s+|any\s+)?(?:[\w-]+\s+){0,2}?"
+                    r"(?:claims?|holds?|sanctions?|flags?|notes?|penalt(?:y|ies)|disqualifications?|overpayments?)\s+"
+                    r"on\s+(?:her|his|their|the|my clients?'?s?)\s+(?:case|file|account|record)\b|"
+                    r"\bname of (?:her|his|their|the|my clients?'?s?)\s+(?:case ?worker|worker|supervisor|"
+                    r"eligibility worker|specialist)\b|"
                     r"\bcase\s*(?:#|no\.?|number|num)?\s*:?\s*#?\d{5,}\b|\bcase\s*(?:#|no\.?|number)\s*\d|"
                     # where one client's case stands: "did her application go through?", "can u see if my clients
                     # recert was processed", "tell me when her interview is scheduled"
                     r"^\W*(?:\w+\W+){0,3}?(?:did|has|have|is|was)\s+(?:her|his|their|(?:my|the|this) clients?'?s?)\s+"
                     r"(?:[\w-]+\s+){0,2}?(?:application|app|recert\w*|renewal|case|paperwork|documents?|"
                     r"verifications?|interview)\s+(?:been\s+|get\s+|gotten\s+)?(?:go through|gone through|went through|"
-                    r"processed|approved|done|finished|submitted|scheduled|received|still (?:on|open|active|"
+                    r"processed|approved|done|finished|submitted|scheduled|rescheduled|denied|closed|cancell?ed|"
+                    r"reinstated|transferred|sent|mailed|reopened|received|still (?:on|open|active|"
                     r"scheduled|pending))\b|"
                     r"\b(?:see|check|find out|tell me|let me know)\s+(?:if|whether|when|where)\s+(?:her|his|their|"
                     r"(?:my|the|this) clients?'?s?)\s+(?:[\w-]+\s+){0,2}?(?:application|app|recert\w*|renewal|case|"

@@ -142,6 +142,27 @@ SNAP_RULES = [hit("A SNAP household must apply at the SNAP office. SNAP benefits
     ("can he use his ebt card in another state while visiting family", "EBT card logistics"),
     ("was her snap reloaded yet this month", "EBT card logistics"),
     ("did the county get her paystubs yet", "a case lookup"),
+    # session 13, from cfr273_probe10's misses (in other words here)
+    ("can you check if john smith's app got approved yet", "a case lookup"),
+    ("why did he get cut off last month", "a case lookup"),
+    ("when is her recert due? she's in lake county", "a case lookup"),
+    ("how many of the 3 months has he already used", "a case lookup"),
+    ("what did the judge decide at her hearing", "a case lookup"),
+    ("is there a claim on his case from 2023", "a case lookup"),
+    ("whats the name of her caseworker", "a case lookup"),
+    ("can u pull up her budget", "a case lookup"),
+    ("did his interview get rescheduled", "a case lookup"),
+    ("what email can he send his paystubs to", "contact details"),
+    ("which office should she go to, she lives in 44102", "a place nearby"),
+    ("what day do benefits load? case # ends in 4", "EBT card logistics"),
+    ("will her ebt card work in georgia while she visits", "EBT card logistics"),
+    ("if he doesnt spend his snap do they take it off the card", "EBT card logistics"),
+    ("the freezer broke and all her food spoiled, can her snap be replaced", "replacing food lost"),
+    ("standard deduction for 4 people this yr?", "figure"),
+    ("is the reporting threshold still $100 or is it not $100 anymore", "figure"),
+    ("current SUA for a renter, did it go up", "figure"),
+    ("income limit for 3 in ohio, i need the actual number", "Ohio's own figure"),
+    ("if a family gets snap do the kids automatically qualify for free school lunch", "school meals"),
 ])
 def test_questions_for_facts_the_sections_do_not_hold_have_no_evidence(question: str, why: str) -> None:
     reason = unanswerable_reason(question, SNAP_RULES)
@@ -204,6 +225,15 @@ def test_questions_for_facts_the_sections_do_not_hold_have_no_evidence(question:
     "how much of her ssi counts for snap",
     "she gets snap, what is the income limit for her household size",
     "can she get snap while her green card application is pending",  # no consequence for the card asked
+    # session 13: near-misses of the new checks
+    "she dropped her application in the box after the office closed, what is her filing date",  # told of
+    "when is her recert interview due if she was certified for 12 months",  # the rule, not her record
+    "why would her snap be reduced if her rent went up",  # a rule, not her notice
+    "is there a limit on how many months an abawd can get snap",
+    "can she get back the snap she should have gotten when the worker made a mistake",  # lost benefits
+    "does her ebt card work at farmers markets",  # no other place named
+    "what is the standard deduction for a household of 4",  # no year asked
+    "is the child of a snap household automatically eligible for snap",  # SNAP's own door
 ])
 def test_questions_the_sections_may_answer_are_left_to_coverage(question: str) -> None:
     assert unanswerable_reason(question, SNAP_RULES) is None
@@ -268,7 +298,11 @@ def test_a_hostile_question_is_checked_in_bounded_time() -> None:
                  "ebt card " * 20_000 + "not", "order " * 30_000 + "online",
                  # session 12's patterns: the access words around a program, a duty, a state as subject, a PIN
                  "how much is medicaid " * 10_000 + "x", "apply for wic " * 10_000, "supposed to " * 20_000 + "give",
-                 "does texas " * 20_000 + "how many", "pin " * 30_000 + "card", "parking " * 30_000 + "at the office"]:
+                 "does texas " * 20_000 + "how many", "pin " * 30_000 + "card", "parking " * 30_000 + "at the office",
+                 # session 13's
+                 "check if " + "maria " * 20_000 + "x", "why did she " * 10_000 + "x", "how many " * 20_000 + "months",
+                 "is there a " * 10_000 + "claim", "food " * 30_000 + "x", "replace " * 20_000 + "snap",
+                 "benefits load " * 10_000, "card " * 30_000 + "work", "after the office " * 10_000 + "closed"]:
         started = time.perf_counter()
         unanswerable_reason(text, SNAP_RULES)
         assert time.perf_counter() - started < 2.0
