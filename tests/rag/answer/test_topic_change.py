@@ -38,6 +38,10 @@ def test_a_complete_question_naming_another_subject_is_taken_alone() -> None:
     ("Unrelated, but how do I apply for WIC?", "how do I apply for WIC?"),
     ("new q: is SSI counted as income", "is SSI counted as income"),
     ("Changing the subject: does LIHEAP count as income?", "does LIHEAP count as income?"),
+    ("another client: her neighbor wants to shop with her ebt card, is that allowed",
+     "her neighbor wants to shop with her ebt card, is that allowed"),
+    ("switching gears, does a tax refund count as income for snap", "does a tax refund count as income for snap"),
+    ("ok on a different note - can she apply online?", "can she apply online?"),
 ])
 def test_the_words_that_announce_a_new_topic_are_not_searched(asked: str, searched: str) -> None:
     history = [Exchange(MEDICAID, "Households applying for Medicaid may file a SNAP application with it. [1]")]
@@ -52,6 +56,7 @@ def test_the_words_that_announce_a_new_topic_are_not_searched(asked: str, search
     "new client applying for snap, what docs does she need",
     "new question",  # nothing would be left
     "a different question",
+    "another client of mine has the same problem, what can she do",  # "another client" without a dash
 ])
 def test_words_that_only_look_like_a_topic_marker_are_searched(question: str) -> None:
     assert HeuristicRewriter().rewrite(question, []) == Rewrite(question)
@@ -59,7 +64,9 @@ def test_words_that_only_look_like_a_topic_marker_are_searched(question: str) ->
 
 @pytest.mark.parametrize("follow_up", ["what if they're 50?", "and for a second offense?",
                                        "Now, what if she is pregnant?", "how long does she have?",
-                                       "is that the same for ABAWDs over 50 who work 15 hours a week?"])
+                                       "is that the same for ABAWDs over 50 who work 15 hours a week?",
+                                       "what if she moves to another household?",
+                                       "another client of mine has the same problem, what can she do?"])
 def test_a_follow_up_that_cannot_stand_alone_is_read_with_the_thread(follow_up: str) -> None:
     history = [Exchange(ABAWD, "")]
     assert HeuristicRewriter().rewrite(follow_up, history).standalone == f"{ABAWD} {follow_up}"
