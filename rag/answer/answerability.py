@@ -34,6 +34,17 @@ _CURRENT = re.compile(r"\b(?:this (?:year|yr|yea?r)|this fiscal year|right now|(
                       # a figure no longer printed ("its not $100 anymore"), one that changed ("did it go up")
                       r"|\b(?:isn'?t|is not|not|no longer)\s+\$\s?\d[\d,.]*k?\s+any ?more\b"
                       r"|\b(?:did|has|have)\s+(?:it|that|they)\s+(?:gone|go|went)\s+up\b"
+                      # "is the min benefit still $23?", "what is that in $", "rn" (right now)
+                      r"|\bstill\s+\$\s?\d|\b(?:what(?:'s| is)|whats)\s+(?:that|it|this)\s+in\s+(?:\$|dollars)"
+                      r"|\brn\s*(?:[?.!]|$)"
+                      # one household's own SNAP ("how much snap will she get", "how much snap is mr. alvarez
+                      # getting"): the allotment table of the year. Not "how much will I receive" (a page may say how
+                      # to estimate it, as doc2dial's do)
+                      r"|\bhow much\s+(?:snap|food stamps?|ebt)\s+(?:will|would|should|is|are|can|could)\s+"
+                      r"(?:she|he|they|the family|the hh|the household|my client|the client|"
+                      r"this (?:hh|household|family)|(?:mr|mrs|ms|miss)\.?\s+[a-z]+)\s+"
+                      r"(?:get|gets|getting|receive|receiving|be getting)\b"
+                      r"|\bhow much\s+(?:will|would)\s+(?:her|his|their)\s+(?:snap|allotment|food stamps)\s+be\b"
                       # a fiscal year's range ("2024-25"), a cost-of-living adjustment (set each year)
                       r"|\b20\d\d\s?[-/]\s?(?:20)?\d\d\b|\bcola\b|"
                       r"\bcost[- ]of[- ]living (?:adjustment|increase|raise)s?\b"
@@ -49,6 +60,11 @@ _CURRENT = re.compile(r"\b(?:this (?:year|yr|yea?r)|this fiscal year|right now|(
                       r"|\b20\d\d\s+(?:\w+\s+){0,3}?(?:limits?|amounts?|allotments?|allowances?|standards?|"
                       r"numbers|tables?|guidelines|"
                       r"deductions?|cutoffs?|thresholds?|caps?)\b", re.I)
+# "the actual number" of a table's figure ("net income limit for 5, need the actual number"), not of an estimate
+# ("can you give me a real number?" of retirement benefits, which a page explains how to work out)
+_ACTUAL = re.compile(r"\b(?:actual|exact|real)\s+(?:dollar\s+)?(?:numbers?|figures?|amounts?)\b", re.I)
+_TABLE = re.compile(r"\b(?:limits?|allotments?|allowances?|deductions?|standards?|sua|max\w*|cutoffs?|"
+                    r"thresholds?)\b", re.I)
 _AMOUNT = re.compile(r"\b(?:how much|amount|limit|max(?:imum)?|allotment|allowance|deduction|standard|in dollars|sua|"
                      r"dollar|rate|figure|cutoff|cut-off|threshold|cap|guidelines)\b|\$",
                      re.I)
@@ -64,7 +80,8 @@ _STATE = re.compile(rf"\b(?:in|for|from|of)\s+(?:the state of\s+)?{_STATE_NAMES}
                     # the state as the one that decides: "does pennsylvania do ...", "is north carolina on ..."
                     rf"\b(?:does|do|is|are|has|did|will)\s+(?:the state of\s+)?{_STATE_NAMES}\b", re.I)
 # asked for ("what's the SUA in Ohio", "how much ..."), not named ("does a 401k count toward the limit in Ohio")
-_STATE_FIGURE = re.compile(r"\bhow (?:much|many)\b|\$|%|\bpercent\b|\b(?:what(?:'s| is| are)?|whats|need)\s+(?:the\s+)?"
+_STATE_FIGURE = re.compile(r"\bhow (?:much|many)\b|\$|%|\bpercent\b|\b(?:what(?:'s| is| are)?|whats|need|tell me|"
+                           r"give me|pls|please)\s+(?:the\s+)?"
                            r"(?:[\w-]+\s+){0,3}?(?:amounts?|limits?|max\w*|allotments?|allowances?|sua|standards?|"
                            r"deductions?|figures?|rates?|caps?|guidelines|cutoffs?|cut-offs?|thresholds?|numbers?)\b",
                            re.I)
@@ -113,7 +130,7 @@ _ACCESS = (r"\b(?:apply|applying|application|sign(?:ed|ing|s)? up|enroll|qualif\
            r"sign(?:ing)?\s+(?:\w+\s+){0,3}?up|"
            # the program's own limits ("the income cutoff for free school lunch", "a lifetime limit on tanf")
            r"(?:limits?|cutoffs?|cut-offs?|thresholds?|guidelines|caps?)\s+(?:on|for|of|to (?:get|qualify))|"
-           r"automatic\w*\s+(?:get|gets|qualif\w*|eligib\w*|enroll\w*)|"
+           r"(?:automatic\w*|auto[- ]?)\s*(?:get|gets|qualif\w*|eligib\w*|enroll\w*)|"
            r"how (?:do|does|can|would|could) (?:\w+ ){1,2}?get|(?:can|could) (?:she|he|they|i|we|my client|"
            r"the client) get|help (?:her|him|them|me|my client) get)\b")
 # (a bounded gap above: "how much\b.*\bwill" backtracked over the whole text)
@@ -132,11 +149,16 @@ def programs_in(text: str) -> set[str]:
 # situation ("mom gets TANF, is the household categorically eligible?" asks about SNAP). Read in a window on each
 # side of each mention, so a long question costs one pass per program.
 _BEFORE = re.compile(rf"(?:{_ACCESS}|\b(?:wants?|needs?|looking (?:for|into)|interested in|"
-                     rf"how much (?:is|are|does|will|would)))(?:\W+[\w'$]+){{0,4}}?\W+$", re.I)
+                     rf"how much(?: (?:is|are|does|will|would))?))(?:\W+[\w'$]+){{0,4}}?\W+$", re.I)
 _AFTER = re.compile(r"(?:\W+[\w']+){0,2}?\W+(?:application|app|eligibility|waitlist|wait list|claims?|deliver\w*)\b|"
                     r"\s+income (?:limits?|cutoffs?|guidelines)\b|"
-                    r"(?:\W+[\w']+){0,5}?\W+(?:how|where|when) (?:do|does|can|should) (?:\w+ ){1,2}?"
-                    r"(?:apply|enroll|sign up)\b", re.I)
+                    # the way in, asked in the same sentence ("lifeline bc she's on snap? how does she sign up" asks
+                    # into Lifeline, not SNAP)
+                    r"(?:[^\w?.!]+[\w']+){0,5}?[^\w?.!]+(?:how|where|when) (?:do|does|can|should) (?:\w+ ){1,2}?"
+                    r"(?:apply|enroll|sign up)\b|"
+                    # the program's own demands and amounts ("does tanf make her do", "how much eitc can she get")
+                    r"\s+(?:make|makes|require|requires)\s+(?:her|him|them|you|people|parents)\b|"
+                    r"\s+(?:can|could|will|would)\s+(?:she|he|they|i|we)\s+get\b", re.I)
 WINDOW = 80  # characters either side of a program's name
 MENTIONS_READ = 5  # a question names a program a few times; a hostile one thousands
 
@@ -175,7 +197,8 @@ def unanswerable_reason(question: str, hits: list[SearchHit]) -> str | None:
             continue
         if need.asks.search(question) and (need.holds is None or not any(need.holds.search(t) for t in texts)):
             return f"asks for {need.name}, which the best sections do not hold"
-    if _CURRENT.search(question) and _AMOUNT.search(question):
+    if (_CURRENT.search(question) or (_ACTUAL.search(question) and _TABLE.search(question))) and _AMOUNT.search(
+            question):
         found = _YEAR.search(question)
         year = (f"20{found.group(2)}" if found.group(2) else found.group(3)) if found else str(date.today().year)
         # the year next to a dollar figure: "Starting in FY 2026, FNS will …" gives no amount

@@ -26,13 +26,21 @@ class Need:
     duty_is_a_rule: bool = False
 
 
+# One client, by pronoun or by name ("her", "my client's", "ms harris's", "jane doe's").
+_OWNER = r"(?:her|his|their|(?:my|the|this) clients?'?s?|(?:(?:mr|mrs|ms|miss|dr)\.?\s+)?[a-z]+(?:\s+[a-z]+)?'s)"
+
 NEEDS = (
     Need("contact details",
          re.compile(r"\b(?:phone|telephone|call center|hotline|fax|contact)\s*(?:number|#|no\b|info\b|information|"
                     r"details)|\bnumber (?:to|for) call\b|"
                     # asked for ("is there a hotline she can call"), not told of ("she called the hotline and …")
                     r"\b(?:customer service|toll[- ]free)\s+(?:number|line|#|phone)|"
-                    r"\bwho (?:is|'s) the (?:supervisor|manager|director|head|administrator) (?:at|of|for|in)\b|"
+                    r"\bwho(?:\s+is|'s|s)\s+the (?:supervisor|manager|director|head|administrator) (?:at|of|for|in)\b|"
+                    r"\bwho (?:do|should|can) (?:i|we|she|he|they) ask for\b|"
+                    r"\b(?:what(?:'s| is)|whats)\s+(?:their|the|her|his|its)\s+fax\b|"
+                    r"\b(?:book|schedule|make)\s+(?:an?\s+|that\s+|the\s+|her\s+|his\s+)?(?:appointment|appt|"
+                    r"interview|that|it)?\s*(?:with|w/?|at)\s+(?:the\s+)?(?:[\w-]+\s+){0,3}?(?:office|dss|hhs|"
+                    r"center)\b|"
                     r"\b(?:is there|are there|what(?:'s| is)?|whats|give me|need)\s+(?:\w+\s+){0,3}"
                     r"(?:hotline|helpline|help line|call center|language line|interpreter line)\b|"
                     r"\bline\s*(?:#|number\b|no\b)|\b(?:what|which)\s+e-?mail\b(?:\s+address)?\s+(?:can|do|does|should|"
@@ -53,7 +61,8 @@ NEEDS = (
          duty_is_a_rule=True),
     Need("opening hours",
          re.compile(r"\b(?:office hours|opening hours|hours of operation|walk[- ]?ins|"
-                    r"walk[- ]in (?:hours|days|times)|what time\b.*\b(?:open|close)|"
+                    r"walk[- ]in (?:hours|days|times)|what time\b.{0,120}?\b(?:open|close|stop)|"
+                    r"\bwait(?:ing)?\s+times?\b|\bhow long\s+(?:is|are|r)\s+the\s+(?:wait|lines?)\b|"
                     r"(?:open|close)s? (?:on )?(?:saturdays?|sundays?|weekends?|today|tomorrow))\b|"
                     # an office, lobby or agency open or closing ("is the county office open on memorial day",
                     # "when does the hhs lobby open", "is the snap office closing in december"): its own
@@ -109,6 +118,7 @@ NEEDS = (
                     r"|\b(?:case|card)\s*(?:number|#|no\.?)\s*ends? (?:in|with)\b"
                     # the card elsewhere ("will her ohio ebt card work down there"), benefits left unused on it
                     r"|\bcard\s+(?:still\s+)?(?:work|be accepted)\s+(?:in|down|up|out|over|there)\b"
+                    r"|\bcard\s+(?:still\s+)?(?:work|be accepted)\s+(?:\w+\s+){0,3}?(?:down|up|over|out)\s+there\b"
                     r"|\b(?:take|taken|takes|took|come|came|go|goes|went)\s+(?:it\s+|them\s+)?off\s+(?:the|her|his|"
                     r"their)\s+card\b|\bunused\s+(?:snap|benefits|food stamps)\b"
                     # a card refused at the till, the balance on it, ordering online with it
@@ -138,20 +148,22 @@ NEEDS = (
     # What the benefits can buy is defined apart from the eligibility rules (7 CFR 271.2 "eligible foods"); only
     # for an item other than food itself ("use her ebt card to buy food for her" asks who may shop).
     Need("what the benefits can buy",
-         re.compile(r"\b(?:buy|purchase|pay for)\s+(?!(?:food|groceries|"
+         re.compile(r"\b(?:buy|purchase|pay for)\s+(?!(?:(?:her|his|their|the|my|some)\s+)?(?:food|groceries|"
                     r"meals?)\b)(?:[\w'-]+\s+){0,4}?(?:with|using|on)\s+"
                     r"(?:her\s+|his\s+|their\s+|my\s+|the\s+)?(?:snap|ebt|food stamps?)\b|"
                     r"\b(?:snap|ebt|food stamps?)(?:\s+cards?|\s+benefits)?\s+(?:be\s+)?(?:used|use|spent|spend)\s+"
-                    r"(?:to buy|to purchase|to pay for|for|on)\s+(?!(?:food|groceries|meals?)\b)\w|"
+                    r"(?:to buy|to purchase|to pay for|for|on)\s+"
+                    r"(?!(?:(?:her|his|their|the|my|some)\s+)?(?:food|groceries|meals?)\b)\w|"
                     r"\b(?:use|spend)\s+(?:her\s+|his\s+|their\s+|my\s+|the\s+)?(?:snap|ebt|food stamps?)"
                     r"(?:\s+cards?|\s+benefits)?\s+(?:to buy|to purchase|to pay for|on)\s+"
-                    r"(?!(?:food|groceries|meals?)\b)\w|"
+                    r"(?!(?:(?:her|his|their|the|my|some)\s+)?(?:food|groceries|meals?)\b)\w|"
                     # an item "covered by snap"; not "eligible for snap" or "approved for snap", said of people
                     r"\b(?:covered|allowed)\s+(?:by|with|under|on)\s+(?:snap|ebt|food stamps?)\b|"
                     r"\b(?:snap|ebt|food stamps?)[- ](?:eligible|approved)\s+(?:items?|foods?|products?)\b|"
                     r"\b(?:snap|ebt|food stamps?)(?:\s+cards?)?\s+(?:work|works|go through)\s+(?:for|on)\s+"
-                    r"(?!(?:food|groceries|meals?)\b)\w|"
-                    r"\b(?:snap|ebt|food stamps?)\s+(?:cover|covers|pay for|pays for)\s+(?!(?:food|"
+                    r"(?!(?:(?:her|his|their|the|my|some)\s+)?(?:food|groceries|meals?)\b)\w|"
+                    r"\b(?:snap|ebt|food stamps?)\s+(?:cover|covers|pay for|pays for)\s+(?!(?:(?:her|his|their|the|"
+                    r"my|some)\s+)?(?:food|"
                     r"groceries|meals?)\b)\w",
                     re.I),
          re.compile(r"\beligible foods?\b|\b(?:eligible|ineligible|allowable)\s+items?\b|"
@@ -208,8 +220,9 @@ NEEDS = (
                     r"budget|record|history|notices?|info)\b|"
                     r"\b(?:see|find out|check)\s+why\s+(?:her|his|their|she|he|they)\b|"
                     # why one client's benefits changed ("why did she get cut off this month?"): her notice says
-                    r"\bwhy\s+(?:did|was|were|has|have)\s+(?:she|he|they|her|his|their)\s+(?:[\w-]+\s+){0,2}?"
-                    r"(?:get\s+|got\s+|been\s+)?(?:cut off|cut|denied|closed|terminated|reduced|stopped|dropped|"
+                    r"\bwhy\s+(?:did|was|were|has|have)\s+(?:she|he|they|her|his|their|the\s+[a-z]+\s+(?:case|hh|"
+                    r"household|family))\s+(?:[\w-]+\s+){0,2}?"
+                    r"(?:get\s+|got\s+|been\s+)?(?:cut off|cut|denied|close|closed|terminated|reduced|stopped|dropped|"
                     r"sanctioned|disqualified|lowered)\b|"
                     # a status asked by a name ("check if maria gonzalez's snap app got approved")
                     r"\b(?:check|see|find out|tell me)\s+(?:if|whether)\s+(?:[\w'-]+\s+){1,3}?(?:snap\s+)?"
@@ -217,23 +230,38 @@ NEEDS = (
                     r"(?:approved|denied|processed|through|scheduled|rescheduled|closed|reopened|done)\b|"
                     # the client's own dates and history ("when is his recert due?", "how many abawd months has he
                     # used"), what a hearing decided, what is on the case ("is there an overpayment claim on his case")
-                    r"^\W*when\s+(?:is|was)\s+(?:her|his|their|my clients?'?s?)\s+(?:next\s+)?(?:recert\w*|renewal|"
+                    rf"^\W*when\s+(?:is|was)\s+{_OWNER}\s+(?:next\s+)?(?:recert\w*|renewal|"
                     r"interview|appointment|hearing)\s+(?:due|scheduled|set)\b(?![^?]{0,80}?\bif\b)|"
                     r"\bhow many\s+(?:[\w-]+\s+){0,3}?months\s+(?:has|have|did)\s+(?:he|she|they|(?:my|the) client)\s+"
                     r"(?:already\s+)?(?:used|had|gotten|received|burned|burnt|got)\b|"
                     r"\bwhat did\s+(?:the|her|his|their)\s+(?:hearing officer|judge|alj|worker|caseworker|county|state|"
                     r"agency|office)\s+(?:decide|say|rule|determine|find)\b|"
-                    r"\b(?:is there|are there|does (?:she|he|they) have)\s+(?:an?\s+|any\s+)?(?:[\w-]+\s+){0,2}?"
-                    r"(?:claims?|holds?|sanctions?|flags?|notes?|penalt(?:y|ies)|disqualifications?|overpayments?)\s+"
-                    r"on\s+(?:her|his|their|the|my clients?'?s?)\s+(?:case|file|account|record)\b|"
+                    r"\b(?:is there|are there|there'?s|theres|there is|does (?:she|he|they|the client|client) have|"
+                    r"(?:she|he|they|client) has)\s+(?:an?\s+|any\s+)?(?:[\w-]+\s+){0,2}?"
+                    r"(?:claims?|holds?|sanctions?|flags?|notes?|penalt(?:y|ies)|disqualifications?|overpayments?|"
+                    r"ipvs?)\s+on\s+(?:(?:her|his|their|the|my clients?'?s?)\s+(?:case|file|account|record)|file|"
+                    r"record)\b|"
+                    # identifiers of one client ("dob 3/4/81", "ssn ends 4471"), her record ("a benefit history")
+                    r"\b(?:dob|d\.o\.b\.?|date of birth)\s*:?\s*\d{1,2}/\d{1,2}/\d{2,4}\b|"
+                    r"\bssn\s+(?:ends?|ending)\s+(?:in\s+|with\s+)?\d{4}\b|\b(?:benefit|issuance|payment)\s+history\b|"
+                    # what her notice said, when it was set, whether the office got what she sent
+                    r"\bwhat did\s+(?:the|her|his|their)\s+(?:notice|letter)\s+say\b|"
+                    r"\bwhen\s+(?:was|is)\s+(?:it|(?:her|his|their|the)\s+(?:interview|appointment|hearing|"
+                    r"appt))\s+scheduled\b|"
+                    r"\bconfirm\s+(?:if\s+|whether\s+|that\s+)?(?:the\s+)?(?:office|county|state|agency|dss|hhs|dhs|"
+                    r"they|worker|caseworker)\s+(?:got|received|has|have|processed)\b|"
+                    r"(?:^|[.?!]\s*)\W*(?:did|has|have)\s+(?:the\s+)?(?:state|county|office|agency|dss|hhs|dhs|they|"
+                    r"worker|caseworker)\s+(?:get|got|gotten|receive|received|approve|approved|deny|denied|process|"
+                    r"processed|schedule|scheduled)\s+(?:it|them|that)\b|"
                     r"\bname of (?:her|his|their|the|my clients?'?s?)\s+(?:case ?worker|worker|supervisor|"
                     r"eligibility worker|specialist)\b|"
                     r"\bcase\s*(?:#|no\.?|number|num)?\s*:?\s*#?\d{5,}\b|\bcase\s*(?:#|no\.?|number)\s*\d|"
                     # where one client's case stands: "did her application go through?", "can u see if my clients
                     # recert was processed", "tell me when her interview is scheduled"
-                    r"^\W*(?:\w+\W+){0,3}?(?:did|has|have|is|was)\s+(?:her|his|their|(?:my|the|this) clients?'?s?)\s+"
+                    rf"^\W*(?:\w+\W+){{0,3}}?(?:did|has|have|is|was)\s+{_OWNER}\s+"
                     r"(?:[\w-]+\s+){0,2}?(?:application|app|recert\w*|renewal|case|paperwork|documents?|"
                     r"verifications?|interview)\s+(?:been\s+|get\s+|gotten\s+)?(?:go through|gone through|went through|"
+                    r"go thru|gone thru|went thru|"
                     r"processed|approved|done|finished|submitted|scheduled|rescheduled|denied|closed|cancell?ed|"
                     r"reinstated|transferred|sent|mailed|reopened|received|still (?:on|open|active|"
                     r"scheduled|pending))\b|"

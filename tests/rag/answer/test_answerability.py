@@ -161,8 +161,31 @@ SNAP_RULES = [hit("A SNAP household must apply at the SNAP office. SNAP benefits
     ("standard deduction for 4 people this yr?", "figure"),
     ("is the reporting threshold still $100 or is it not $100 anymore", "figure"),
     ("current SUA for a renter, did it go up", "figure"),
-    ("income limit for 3 in ohio, i need the actual number", "Ohio's own figure"),
+    ("income limit for 3 in ohio, i need the actual number", "figure"),
     ("if a family gets snap do the kids automatically qualify for free school lunch", "school meals"),
+    # session 13, from cfr273_probe12/13's misses (in other words here)
+    ("who's the manager at the east side office", "contact details"),
+    ("who do i ask for at the downtown snap center", "contact details"),
+    ("how does she book an appointment w the lake county office", "contact details"),
+    ("what time does the office stop taking applications today", "opening hours"),
+    ("how long are the wait times at the county office", "opening hours"),
+    ("will his ebt card work at the stores up there", "EBT card logistics"),
+    ("did mr lee's application go thru", "a case lookup"),
+    ("when is john doe's renewal due", "a case lookup"),
+    ("why did the smith case close", "a case lookup"),
+    ("is there any ipv disqualification on file for him", "a case lookup"),
+    ("check this client, dob 5/6/77, is she active", "a case lookup"),
+    ("need her benefit history for last year", "a case lookup"),
+    ("what did the letter say, she threw it out", "a case lookup"),
+    ("she mailed her report last week. did they get it?", "a case lookup"),
+    ("pls confirm the county received her paystubs", "a case lookup"),
+    ("how much snap will she get, hh of 3 with 1500 income", "figure"),
+    ("how much snap is ms garcia getting this month", "figure"),
+    ("is the minimum benefit still $23", "figure"),
+    ("give me the SUA for ohio", "Ohio's own figure"),
+    ("how many hours does tanf make her work", "asks about TANF"),
+    ("how much eitc can she get", "asks about tax credits"),
+    ("can she get a free phone bc she's on snap? how does she sign up", "asks about Lifeline"),
 ])
 def test_questions_for_facts_the_sections_do_not_hold_have_no_evidence(question: str, why: str) -> None:
     reason = unanswerable_reason(question, SNAP_RULES)
@@ -234,6 +257,15 @@ def test_questions_for_facts_the_sections_do_not_hold_have_no_evidence(question:
     "does her ebt card work at farmers markets",  # no other place named
     "what is the standard deduction for a household of 4",  # no year asked
     "is the child of a snap household automatically eligible for snap",  # SNAP's own door
+    # session 13, near-misses of the fifth round (the first three as doc2dial's SSA pages are asked)
+    "How much will I receive for disability",  # a page may say how to estimate it
+    "Is my spouse old enough to be eligible? How much can they receive?",
+    "so how much do I lose if I start early? can you give me a real number?",
+    "can the rehab center use her snap to buy her food",  # who may shop, not what may be bought
+    "how do they figure out how much snap a family of 4 gets",  # the method, not one household's figure
+    "can a caseworker deny an application if the client missed the interview",
+    "is a boarder included as a household member",
+    "what does a notice of adverse action have to say",
 ])
 def test_questions_the_sections_may_answer_are_left_to_coverage(question: str) -> None:
     assert unanswerable_reason(question, SNAP_RULES) is None
@@ -302,7 +334,9 @@ def test_a_hostile_question_is_checked_in_bounded_time() -> None:
                  # session 13's
                  "check if " + "maria " * 20_000 + "x", "why did she " * 10_000 + "x", "how many " * 20_000 + "months",
                  "is there a " * 10_000 + "claim", "food " * 30_000 + "x", "replace " * 20_000 + "snap",
-                 "benefits load " * 10_000, "card " * 30_000 + "work", "after the office " * 10_000 + "closed"]:
+                 "benefits load " * 10_000, "card " * 30_000 + "work", "after the office " * 10_000 + "closed",
+                 "did ms " + "harris " * 20_000 + "x", "what time " * 20_000 + "x", "how much snap will " * 10_000,
+                 "book " * 20_000 + "with the", "there's " * 20_000 + "claim on", "actual number " * 10_000]:
         started = time.perf_counter()
         unanswerable_reason(text, SNAP_RULES)
         assert time.perf_counter() - started < 2.0
