@@ -116,6 +116,9 @@ PROGRAMS: dict[str, re.Pattern[str]] = {
     "school meals": re.compile(r"\bschool (?:lunch(?:es)?|breakfasts?|meals?)\b|\bfree (?:or reduced(?:[- ]price)? )?"
                                r"(?:lunch|breakfast)\b", re.I),
     "Summer EBT": re.compile(r"\bsummer ebt\b|\bsun ?bucks\b", re.I),
+    # a farmers market's matching dollars for SNAP purchases (GusNIP), run apart from the eligibility rules
+    "nutrition incentives": re.compile(r"\bdouble up(?: food bucks)?\b|\bfood bucks\b|\bmatching dollars\b|"
+                                       r"\bhealthy incentives?\b", re.I),
     "Lifeline": re.compile(r"\blifeline\b|\bfree (?:cell )?phones?\b|\baffordable connectivity\b", re.I),
     "child care": re.compile(r"\bchild ?care (?:subsid(?:y|ies)|assistance|vouchers?|programs?)\b|\bccap\b|"
                              r"\bhelp (?:paying )?(?:for|with) child ?care\b", re.I),
@@ -154,8 +157,8 @@ _AFTER = re.compile(r"(?:\W+[\w']+){0,2}?\W+(?:application|app|eligibility|waitl
                     r"\s+income (?:limits?|cutoffs?|guidelines)\b|"
                     # the way in, asked in the same sentence ("lifeline bc she's on snap? how does she sign up" asks
                     # into Lifeline, not SNAP)
-                    r"(?:[^\w?.!]+[\w']+){0,5}?[^\w?.!]+(?:how|where|when) (?:do|does|can|should) (?:\w+ ){1,2}?"
-                    r"(?:apply|enroll|sign up)\b|"
+                    r"(?:[^\w?.!]+[\w']+){0,5}?[^\w?.!]+(?:(?:how|where|when) (?:do|does|can|should) (?:\w+ ){1,2}?|"
+                    r"how to )(?:apply|enroll|sign up)\b|"
                     # the program's own demands and amounts ("does tanf make her do", "how much eitc can she get")
                     r"\s+(?:make|makes|require|requires)\s+(?:her|him|them|you|people|parents)\b|"
                     r"\s+(?:can|could|will|would)\s+(?:she|he|they|i|we)\s+get\b", re.I)

@@ -186,6 +186,20 @@ SNAP_RULES = [hit("A SNAP household must apply at the SNAP office. SNAP benefits
     ("how many hours does tanf make her work", "asks about TANF"),
     ("how much eitc can she get", "asks about tax credits"),
     ("can she get a free phone bc she's on snap? how does she sign up", "asks about Lifeline"),
+    ("does her ebt card work at farmers markets", "EBT card logistics"),  # where it is taken (7 CFR 278)
+    # session 13, from cfr273_probe14's misses (in other words here)
+    ("she lost the notice, can you tell me what it said", "a case lookup"),
+    ("can you tell me why her snap dropped this month", "a case lookup"),
+    ("do you know when her hearing is scheduled", "a case lookup"),
+    ("did the county decide on his exemption yet", "a case lookup"),
+    ("status of the application for my client", "a case lookup"),
+    ("status of app, dob [dob]", "a case lookup"),  # as the redaction leaves it
+    ("who to call in the county about her abawd months", "contact details"),
+    ("who's the director of snap intake at the county office", "contact details"),
+    ("what day of the month do benefits get loaded in new york", "EBT card logistics"),
+    ("she hasnt used her snap in 6 months does it go away", "EBT card logistics"),
+    ("when does liheap open, how to apply", "asks about LIHEAP"),
+    ("how does she get the double up food bucks at the market", "asks about nutrition incentives"),
 ])
 def test_questions_for_facts_the_sections_do_not_hold_have_no_evidence(question: str, why: str) -> None:
     reason = unanswerable_reason(question, SNAP_RULES)
@@ -254,7 +268,7 @@ def test_questions_for_facts_the_sections_do_not_hold_have_no_evidence(question:
     "why would her snap be reduced if her rent went up",  # a rule, not her notice
     "is there a limit on how many months an abawd can get snap",
     "can she get back the snap she should have gotten when the worker made a mistake",  # lost benefits
-    "does her ebt card work at farmers markets",  # no other place named
+    "can her authorized representative use her ebt card for her",  # who may use it, a rule
     "what is the standard deduction for a household of 4",  # no year asked
     "is the child of a snap household automatically eligible for snap",  # SNAP's own door
     # session 13, near-misses of the fifth round (the first three as doc2dial's SSA pages are asked)
@@ -266,6 +280,8 @@ def test_questions_for_facts_the_sections_do_not_hold_have_no_evidence(question:
     "can a caseworker deny an application if the client missed the interview",
     "is a boarder included as a household member",
     "what does a notice of adverse action have to say",
+    "if she drops her application in the box after closing time, what is her filing date",  # told of
+    "what does the regulation say the state must decide within 30 days",
 ])
 def test_questions_the_sections_may_answer_are_left_to_coverage(question: str) -> None:
     assert unanswerable_reason(question, SNAP_RULES) is None
@@ -336,7 +352,9 @@ def test_a_hostile_question_is_checked_in_bounded_time() -> None:
                  "is there a " * 10_000 + "claim", "food " * 30_000 + "x", "replace " * 20_000 + "snap",
                  "benefits load " * 10_000, "card " * 30_000 + "work", "after the office " * 10_000 + "closed",
                  "did ms " + "harris " * 20_000 + "x", "what time " * 20_000 + "x", "how much snap will " * 10_000,
-                 "book " * 20_000 + "with the", "there's " * 20_000 + "claim on", "actual number " * 10_000]:
+                 "book " * 20_000 + "with the", "there's " * 20_000 + "claim on", "actual number " * 10_000,
+                 "hasnt used snap " * 10_000 + "x", "card works at " * 10_000 + "x", "who's the supervisor " * 10_000,
+                 "benefits get " * 20_000 + "x", "status of " * 20_000 + "x", "[dob] " * 20_000]:
         started = time.perf_counter()
         unanswerable_reason(text, SNAP_RULES)
         assert time.perf_counter() - started < 2.0
