@@ -37,6 +37,9 @@ _CURRENT = re.compile(r"\b(?:this (?:year|yr|yea?r)|this fiscal year|right now|(
                       # "is the min benefit still $23?", "what is that in $", "rn" (right now)
                       r"|\bstill\s+\$\s?\d|\b(?:what(?:'s| is)|whats)\s+(?:that|it|this)\s+in\s+(?:\$|dollars)"
                       r"|\brn\s*(?:[?.!]|$)"
+                      # a limit "in dollars" (the rules give a share of poverty), "how much ... in 2025"
+                      r"|\b(?:limits?|cutoffs?|guidelines|max\w*|amounts?)\b[^.?!]{0,40}?\bin (?:dollars|\$)"
+                      r"|\bhow much\b[^.?!]{0,60}?\bin 20\d\d\b"
                       # one household's own SNAP ("how much snap will she get", "how much snap is mr. alvarez
                       # getting"): the allotment table of the year. Not "how much will I receive" (a page may say how
                       # to estimate it, as doc2dial's do)
@@ -66,6 +69,7 @@ _ACTUAL = re.compile(r"\b(?:actual|exact|real)\s+(?:dollar\s+)?(?:numbers?|figur
 _TABLE = re.compile(r"\b(?:limits?|allotments?|allowances?|deductions?|standards?|sua|max\w*|cutoffs?|"
                     r"thresholds?)\b", re.I)
 _AMOUNT = re.compile(r"\b(?:how much|amount|limit|max(?:imum)?|allotment|allowance|deduction|standard|in dollars|sua|"
+                     r"poverty (?:line|level|guidelines?)|fpl|"
                      r"dollar|rate|figure|cutoff|cut-off|threshold|cap|guidelines)\b|\$",
                      re.I)
 # A state's own figures (its utility allowances, its income limits under broad-based categorical eligibility) are
@@ -119,6 +123,9 @@ PROGRAMS: dict[str, re.Pattern[str]] = {
     # a farmers market's matching dollars for SNAP purchases (GusNIP), run apart from the eligibility rules
     "nutrition incentives": re.compile(r"\bdouble up(?: food bucks)?\b|\bfood bucks\b|\bmatching dollars\b|"
                                        r"\bhealthy incentives?\b", re.I),
+    # documents from other agencies: getting a birth certificate or a state ID is their process
+    "ID documents": re.compile(r"\bbirth certificates?\b|\bstate id\b|\bdriver'?s licen[sc]e\b|\bdmv\b|\bdps\b",
+                               re.I),
     "Lifeline": re.compile(r"\blifeline\b|\bfree (?:cell )?phones?\b|\baffordable connectivity\b", re.I),
     "child care": re.compile(r"\bchild ?care (?:subsid(?:y|ies)|assistance|vouchers?|programs?)\b|\bccap\b|"
                              r"\bhelp (?:paying )?(?:for|with) child ?care\b", re.I),
@@ -133,7 +140,7 @@ _ACCESS = (r"\b(?:apply|applying|application|sign(?:ed|ing|s)? up|enroll|qualif\
            r"sign(?:ing)?\s+(?:\w+\s+){0,3}?up|"
            # the program's own limits ("the income cutoff for free school lunch", "a lifetime limit on tanf")
            r"(?:limits?|cutoffs?|cut-offs?|thresholds?|guidelines|caps?)\s+(?:on|for|of|to (?:get|qualify))|"
-           r"(?:automatic\w*|auto[- ]?)\s*(?:get|gets|qualif\w*|eligib\w*|enroll\w*)|"
+           r"(?:automatic\w*|auto[- ]?)\s*(?:get|gets|qualif\w*|eligib\w*|enroll\w*)|claim(?:s|ing)?|"
            r"how (?:do|does|can|would|could) (?:\w+ ){1,2}?get|(?:can|could) (?:she|he|they|i|we|my client|"
            r"the client) get|help (?:her|him|them|me|my client) get)\b")
 # (a bounded gap above: "how much\b.*\bwill" backtracked over the whole text)
@@ -161,7 +168,9 @@ _AFTER = re.compile(r"(?:\W+[\w']+){0,2}?\W+(?:application|app|eligibility|waitl
                     r"how to )(?:apply|enroll|sign up)\b|"
                     # the program's own demands and amounts ("does tanf make her do", "how much eitc can she get")
                     r"\s+(?:make|makes|require|requires)\s+(?:her|him|them|you|people|parents)\b|"
-                    r"\s+(?:can|could|will|would)\s+(?:she|he|they|i|we)\s+get\b", re.I)
+                    r"\s+(?:can|could|will|would)\s+(?:she|he|they|i|we)\s+get\b|"
+                    # how it works ("how do the double up food bucks work")
+                    r"\s+works?\s*(?:\?|$|at\b|for\b)", re.I)
 WINDOW = 80  # characters either side of a program's name
 MENTIONS_READ = 5  # a question names a program a few times; a hostile one thousands
 

@@ -36,7 +36,9 @@ NEEDS = (
                     # asked for ("is there a hotline she can call"), not told of ("she called the hotline and …")
                     r"\b(?:customer service|toll[- ]free)\s+(?:number|line|#|phone)|"
                     r"\bwho(?:\s+is|'s|s)\s+the (?:supervisor|manager|director|head|administrator)\b(?:\s+\w+){0,3}?\s+"
-                    r"(?:at|of|for|in)\b|\bwho\s+(?:to|should i|do i|can i|should we|do we)\s+call\b|"
+                    r"(?:at|of|for|in)\b|"
+                    r"\bwho\s+(?:to|should i|do i|can i|should we|do we)\s+call\s+(?:at|in)\s+(?:the\s+)?"
+                    r"(?:[\w-]+\s+){0,2}?(?:county|office|dss|hhs|dhs|agency|state)\b|"
                     r"\bwho (?:do|should|can) (?:i|we|she|he|they) ask for\b|"
                     r"\b(?:what(?:'s| is)|whats)\s+(?:their|the|her|his|its)\s+fax\b|"
                     r"\b(?:book|schedule|make)\s+(?:an?\s+|that\s+|the\s+|her\s+|his\s+)?(?:appointment|appt|"
@@ -54,6 +56,7 @@ NEEDS = (
                     r"\b(?:number|e-?mail(?: address)?|address)\s+(?:for|of|to)\s+(?:the\s+|her\s+|his\s+|their\s+|"
                     r"our\s+|my\s+)?(?:[\w-]+\s+){0,3}?(?:office|caseworkers?|workers?|agency|department|dss|hhs|"
                     r"dhs|hra|unit)\b|\b(?:what(?:'s| is)|whats|need|give me)\s+(?:\w+\s+){0,3}?mailing address\b|"
+                    r"^\W*mailing address\b|"
                     r"\b(?:address|where)\s+(?:\w+\s+){0,3}?(?:mail|send|fax|"
                     r"drop off|turn in)\b(?:\s+\w+){0,6}?\s+(?:in|to|at)\s+(?:the\s+)?(?:[\w-]+\s+){1,2}?"
                     r"(?:county|parish|borough|district)\b", re.I),
@@ -61,7 +64,8 @@ NEEDS = (
                     r"\b\d{1,5} [A-Z][a-z]+ (?:St|Street|Ave|Avenue|Road|Rd|Blvd|Drive|Dr)\b"),
          duty_is_a_rule=True),
     Need("opening hours",
-         re.compile(r"\b(?:office hours|opening hours|hours of operation|walk[- ]?ins|"
+         re.compile(r"\b(?:office hours|opening hours|hours of operation|walk[- ]?ins|walk[- ]in interviews?|"
+                    r"(?:open|closed)\s+(?:on|for)\s+(?:the\s+)?(?:[\w']+\s+){0,2}?(?:day|holidays?|eve)|"
                     r"walk[- ]in (?:hours|days|times)|what time\b.{0,120}?\b(?:open|close|stop)|"
                     r"\bwait(?:ing)?\s+times?\b|\bhow long\s+(?:is|are|r)\s+the\s+(?:wait|lines?)\b|"
                     r"(?:open|close)s? (?:on )?(?:saturdays?|sundays?|weekends?|today|tomorrow))\b|"
@@ -108,7 +112,12 @@ NEEDS = (
                     r"(?:(?:her|his|my|their|the|a|an)\s+)?(?:ebt\s+|snap\s+|benefits?\s+|food stamps?\s+)?card\b"
                     r"|\bcards?\s+(?:was\s+|got\s+|is\s+|has been\s+)?(?:lost|stolen|damaged|skimmed|hacked|drained|"
                     r"declined|blocked|locked|frozen|cut|bent|broken|cracked|eaten|demagnetized)\b"
-                    r"|\bpin(?:\s+number)?\b|\bswip\w*\b|\bchip\s+(?:that\s+)?(?:won'?t|wont|doesn'?t|isn'?t|"
+                    r"|\b(?:forgot|forgotten|reset|resetting|change|changing|new|lost|wrong|invalid|incorrect|locked|get|"
+                    r"set|setting|"
+                    r"choose|remember|need)\w*\s+(?:her\s+|his\s+|their\s+|the\s+|a\s+|my\s+)?(?:ebt\s+|snap\s+|card\s+)?pin\b"
+                    r"|\bpin(?:\s+number)?\s+(?:\w+\s+){0,2}?(?:reset|locked|blocked|wrong|not working|doesn'?t work|"
+                    r"won'?t work|forgot|forgotten)\b|\bwhat(?:'s| is)\s+(?:her|his|the|my|their)\s+pin\b"
+                    r"|\bswip\w*\b|\bchip\s+(?:that\s+)?(?:won'?t|wont|doesn'?t|isn'?t|"
                     r"is not|not)\s+(?:read|work)\w*|\bmagnetic stripe?\b|\b(?:re)?loaded\b"
                     r"|\b(?:get|send|mail)\w*\s+(?:her\s+|him\s+|them\s+)?(?:a\s+)?new one\b"
                     r"|\buse\s+(?:her|his|their|my|the)?\s*(?:ebt|snap)(?:\s+card)?\s+(?:in|"
@@ -120,6 +129,8 @@ NEEDS = (
                     r"|\b(?:case|card)\s*(?:number|#|no\.?)\s*ends? (?:in|with)\b"
                     # the card elsewhere ("will her ohio ebt card work down there"), benefits left unused on it
                     r"|\bcard\s+(?:still\s+)?(?:work|be accepted)\s+(?:in|down|up|out|over|there)\b"
+                    r"|\bover the counter\b"
+                    r"|\b(?:give|gives|hand|hands|issue|issues)\s+out\s+(?:the\s+)?(?:ebt\s+)?cards?\b"
                     r"|\bcard\s+(?:still\s+)?(?:work|be accepted)\s+(?:\w+\s+){0,3}?(?:down|up|over|out)\s+there\b"
                     r"|\b(?:take|taken|takes|took|come|came|go|goes|went)\s+(?:it\s+|them\s+)?off\s+(?:the|her|his|"
                     r"their)\s+card\b|\bunused\s+(?:snap|benefits|food stamps)\b"
@@ -180,7 +191,8 @@ NEEDS = (
     # How many people a county serves is a report's figure, not a rule.
     Need("statistics",
          re.compile(r"\bhow many (?:people|households|families|clients|folks|residents|kids|children)\b"
-                    r"(?:\s+\w+){0,6}?\s+(?:are on|get|gets|receive|use|participate|are enrolled|are getting)\b", re.I),
+                    r"(?:\s+\w+){0,6}?\s+(?:are on|get|gets|receive|use|participate|are enrolled|are getting)\b|"
+                    r"\b(?:avg|average)\s+(?:snap\s+|monthly\s+)?(?:benefit|allotment|payment)s?\b", re.I),
          re.compile(r"\b\d{1,3}(?:,\d{3})+\s+(?:people|households|participants|persons|residents)\b", re.I)),
     # A password, a login or a locked account belongs to a state's website, not to the rules.
     Need("an online account's logistics",
@@ -264,7 +276,11 @@ NEEDS = (
                     r"(?:decide|decided|determine|determined|rule|ruled)\b|"
                     r"\bstatus of\s+(?:the\s+|her\s+|his\s+|their\s+)?(?:app|application|case|recert\w*|renewal)\b|"
                     # an identifier the redaction replaced (rag/redaction.py): one client's record is asked about
-                    r"\[(?:dob|ssn|case)\]|"
+                    r"\[(?:dob|ssn|case)\]|\bcase notes?\b|"
+                    r"\bdid\s+(?:it|she|he|they)\s+(?:get|got)\s+(?:scheduled|approved|denied|processed|rescheduled|"
+                    r"closed|received)\b|"
+                    r"\bhow much\s+(?:does|do|did)\s+(?:she|he|they|my client|the client)\s+(?:still\s+)?owe\b"
+                    r"(?![^?]{0,60}?\bif\b)|"
                     r"\bwhen\s+(?:was|is)\s+(?:it|(?:her|his|their|the)\s+(?:interview|appointment|hearing|"
                     r"appt))\s+scheduled\b|"
                     r"\bconfirm\s+(?:if\s+|whether\s+|that\s+)?(?:the\s+)?(?:office|county|state|agency|dss|hhs|dhs|"
