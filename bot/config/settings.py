@@ -38,7 +38,7 @@ class Settings(ProviderSettings, MongoSettings, ServerSettings, AdminSettings):
     history_turns: int = Field(default=6, ge=1, le=50, description="Turns of a conversation kept as history.")
     max_question_chars: int = Field(default=4000, ge=100, le=100_000,
                                     description="Longer messages get a polite error instead of an answer.")
-    min_coverage: float = Field(default=0.35, ge=0.0, le=1.0,
+    min_coverage: float = Field(default=0.30, ge=0.0, le=1.0,
                                 description="Share of the question's topic words the best sections must contain "
                                             "for the offline (extractive) answer; below it the bot says it could "
                                             "not find the answer. A question asking for a fact no section holds "

@@ -270,7 +270,7 @@ def _is_heading(piece: _Piece) -> bool:
 
 
 class ExtractiveAnswerer:
-    def __init__(self, embedder: Embedder, min_coverage: float = 0.35, glossary: Glossary | None = None) -> None:
+    def __init__(self, embedder: Embedder, min_coverage: float = 0.30, glossary: Glossary | None = None) -> None:
         self.embedder = embedder
         self.glossary = glossary  # navigators' words -> the policy terms the paragraphs use (rag/search/glossary.py)
         self.min_coverage = min_coverage  # NAVIBOT_MIN_COVERAGE, calibrated in benchmarks/RESULTS.md
