@@ -104,15 +104,20 @@ PROBES = REPO / "benchmarks" / "probes"
 # Our own questions for the gate (benchmarks/probes/README.md): every cannot-answer set and the answerable probes
 # (not probe3, which is run only to report a session's final figures).
 GATE_PROBES = ["cfr273_cannot_answer", "cfr273_cannot_answer2", "cfr273_cannot_answer3", "cfr273_cannot_answer4",
-               "cfr273_cannot_answer5", "cfr273_probe1", "cfr273_probe2", "cfr273_probe6", "cfr273_probe7"]
+               "cfr273_cannot_answer5", "cfr273_probe1", "cfr273_probe2", "cfr273_probe6", "cfr273_probe7",
+               "cfr273_probe10", "cfr273_probe11", "cfr273_probe12", "cfr273_probe13", "cfr273_probe14",
+               "cfr273_probe16"]
+# Sets written the way cfr273-dev is by helpers who never saw the bot, never read for misses; session 13 chose the
+# threshold on them (probe18, written after that choice, is reported in the session notes).
+WRITERS_PROBES = ["cfr273_probe9", "cfr273_probe15", "cfr273_probe17"]
 
 
-def probe_gate() -> tuple[str, str]:
-    """The gate's trade-off on our own probes, a mix four times cfr273-dev's unanswerable share: the calibration
-    table over all of them, and the refusals per file."""
+def probe_gate(names: list[str]) -> tuple[str, str]:
+    """The gate's trade-off on some of our probes: the calibration table over all of them, and the refusals per
+    file."""
     with tempfile.TemporaryDirectory() as tmp:
         mixed = Path(tmp) / "probes.jsonl"
-        mixed.write_text("".join((PROBES / f"{name}.jsonl").read_text(encoding="utf-8") for name in GATE_PROBES),
+        mixed.write_text("".join((PROBES / f"{name}.jsonl").read_text(encoding="utf-8") for name in names),
                          encoding="utf-8")
         code, table, records = _eval(CFR_CORPUS, mixed)
     if code != 0:
@@ -122,7 +127,7 @@ def probe_gate() -> tuple[str, str]:
     lines = ["| NAVIBOT_MIN_COVERAGE | answered (answerable) | refused (unanswerable) |", "|---|---|---|"]
     lines += [f"| {t:.2f}{' (default)' if abs(t - used) < 1e-9 else ''} | {a:.3f} | {u:.3f} |" for t, a, u in rows]
     per_file = ["| probe file | answerable refused | unanswerable refused |", "|---|---|---|"]
-    for name in GATE_PROBES:
+    for name in names:
         qids = {json.loads(line)["qid"] for line in (PROBES / f"{name}.jsonl").read_text().splitlines() if line}
         rs = [r for r in records if r["qid"] in qids]
         answerable, unanswerable = [r for r in rs if r["answerable"]], [r for r in rs if not r["answerable"]]
@@ -144,8 +149,10 @@ def cfr273() -> int:
         return code
     calibrated = calibration_table(records)
     halves = halves_table(records)
-    probes_calibrated, probes_per_file = probe_gate()
-    print(table, halves, calibrated, probes_calibrated, probes_per_file, sep="\n\n")
+    probes_calibrated, probes_per_file = probe_gate(GATE_PROBES)
+    writers_calibrated, writers_per_file = probe_gate(WRITERS_PROBES)
+    print(table, halves, calibrated, probes_calibrated, probes_per_file, writers_calibrated, writers_per_file,
+          sep="\n\n")
     write_section("bench_eval_cfr273", f"""## Navigator questions over 7 CFR 273 (embedded default, `--set cfr273`)
 
 Measured {datetime.now(UTC):%Y-%m-%d %H:%M} UTC, Python {platform.python_version()}, {load}, with
@@ -183,35 +190,43 @@ stays refused):
 
 {calibrated}
 
-The default 0.35 is where both halves meet both targets (refused answerable <= 0.15, refused unanswerable
->= 0.80) with a margin on each: at 0.2 the answerable side had all the margin and the even half refused only 0.75
-of its unanswerable questions (session 7); above 0.4 answerable questions are refused before one more
-unanswerable one is. Since session 8's card-logistics check (below), 0.2 also meets both targets on both halves
-(refused unanswerable 0.933, even half 0.875; answered answerable 0.981). 0.35 is kept: this set has only 15
-unanswerable questions, the card check was written knowing two of them, and an unanswerable question of a kind
-no check covers is refused by this threshold alone.
-The same trade-off on our own probes (`benchmarks/probes/`: the five cannot-answer sets, probe1/probe2, and the
-helpers' probe6/probe7 read in session 12; 225 unanswerable questions in cfr273-dev's categories and others, with
-new instances and wordings, and their answerable near-misses), from one run of the same evaluation:
+From session 7 to session 13 the default was 0.35, where both halves of this set meet both targets (refused
+answerable <= 0.15, refused unanswerable >= 0.80) with a margin on each. Session 13 lowered it to 0.30, chosen on
+three sets written the way this one is by helpers who never saw the bot and whose misses nobody read (probe9,
+probe15, probe17; the table at the end of this part): there 0.35 refused 14 of 151 answerable questions and 0.30
+refused 5, for one more unanswerable question answered (40 -> 39 of 47). With seven rounds of answerability
+checks, most unanswerable questions are refused for the kind of fact they ask for; what the threshold still
+refuses is mostly answerable questions put in other words. Here both meet both targets (the table above).
+The same trade-off on the probes read while writing the checks (`benchmarks/probes/`: the five cannot-answer
+sets, probe1/probe2, and the helpers' probe6/7 and probe10-14/16, each run once unread before it was read; see
+the probes' README), from one run of the same evaluation:
 
 {probes_calibrated}
 
-Per file, at the default (cannot_answer5 was never read for misses; the others were read while writing the checks,
-probe6 and probe7 after one run each, see the probes' README; probe5 and probe8, never read, are in the session
-notes above):
+Per file, at the default (cannot_answer5 was never read for misses; the others were read while writing the checks):
 
 {probes_per_file}
+
+On the three sets written the way this one is, never read, on which session 13 chose the default (probe18,
+written after the choice and never read, is in the session notes):
+
+{writers_calibrated}
+
+{writers_per_file}
 
 On questions nobody tuned the checks on, the kinds of fact asked for vary more than the checks do: each round
 of checks in session 11 raised the refusals of the next unread set (5 -> 9 -> 13 of 20, 7 -> 8 of 20, 5 -> 9 -> 11
 of 20, 7 -> 11 -> 11 -> 10 of 20) while leaving answerable questions alone, but an unread set still gets about
 50-65% refused, not 80%, and the fourth round moved the last unread set not at all.
-Raising the threshold does not close that gap: the answerable side pays first (the table above).
+Raising the threshold does not close that gap: the answerable side pays first (the table above). Session 13's
+rounds (four to seven, each written from a fresh helper's set run once unread) moved the unread probe9 from 11 to
+15 of 20 and probe15 from 10 to 11 of 12, the same kinds recurring in new words: one client's record, this year's
+figure, another program's door, the card, the office.
 
 Since the gate credits a navigator's glossary phrase as found where one of its policy terms is, the navigators'
 own words ("yr", "ppl") are what is left unmatched (since session 9 "client", "bc", "tho", "hes", "doesnt" and a
 new-topic opener such as "diff question -" are not topic words at all: refused answerable 0.076 -> 0.029).
-On doc2dial (bench_answers section) 0.35 answers
+On doc2dial (bench_answers section, measured at 0.35) it answers
 0.968 of in-domain questions (0.971 at 0.2) and refuses more other-domain ones. Until session 8 the
 unanswerable questions it still answered were EBT card logistics (a stolen card, the day benefits are loaded),
 whose words are all in the regulation; since then the answerability checks hold a card-logistics check (a lost
