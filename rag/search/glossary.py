@@ -220,46 +220,38 @@ class Glossary:
         terms: list[str] = []
         covered: set[int] = set()
         for i in range(len(kept)):
-            for n in range(min(self._longest, len(kept) - i), 0, -1):
-                key = self._index.get(tuple(kept[i:i + n]))
-                if key is None:
-                    continue
-                first, last = at[i], at[i + n - 1]
-                matched.append(question[spans[first][1]:spans[last][2]])
-                entries.append((matched[-1], self.entries[key]))
-                covered.update(range(first, last + 1))
-                for term in self.entries[key]:
-                    term_words = set(_WORD.findall(term.lower()))
-                    if not term_words <= said and term not in terms:
-                        terms.append(term)
-                        said |= term_words  # a later term adding nothing new is left out too
-                break
-            else:  # no phrase starts here: one with a filler word inside it ("deduction just for working")
-                self._match_with_gap(kept, i, at, spans, question, matched, entries, terms, covered, said)
+            found = self._phrase_at(kept, i) or self._phrase_with_gap_at(kept, i)
+            if found is None:
+                continue
+            key, end = found
+            first, last = at[i], at[end]
+            matched.append(question[spans[first][1]:spans[last][2]])
+            entries.append((matched[-1], self.entries[key]))
+            covered.update(range(first, last + 1))
+            for term in self.entries[key]:
+                term_words = set(_WORD.findall(term.lower()))
+                if not term_words <= said and term not in terms:
+                    terms.append(term)
+                    said |= term_words  # a later term adding nothing new is left out too
         content = [i for i, w in enumerate(words) if w not in STOPWORDS]
         coverage = len(covered.intersection(content)) / len(content) if content else 0.0
         return Expansion(tuple(dict.fromkeys(matched)), tuple(terms), coverage, tuple(entries))
 
-    def _match_with_gap(self, kept: list[str], i: int, at: list[int], spans: list[tuple[str, int, int]],
-                        question: str, matched: list[str], entries: list[tuple[str, tuple[str, ...]]],
-                        terms: list[str], covered: set[int], said: set[str]) -> None:
+    def _phrase_at(self, kept: list[str], i: int) -> tuple[str, int] | None:
+        """The longest phrase starting at kept[i], and the index of its last word."""
+        for n in range(min(self._longest, len(kept) - i), 0, -1):
+            key = self._index.get(tuple(kept[i:i + n]))
+            if key is not None:
+                return key, i + n - 1
+        return None
+
+    def _phrase_with_gap_at(self, kept: list[str], i: int) -> tuple[str, int] | None:
         """The longest phrase of at least GAP_MIN_WORDS words starting at kept[i] that the question says with one
-        skippable word inside it: "is there any deduction just for working" is "deduction for working", "count
-        that as income" is "count as income", "ask for a fair hearing" is "ask for a hearing"."""
+        skippable word inside it ("is there any deduction just for working" is "deduction for working", "count
+        that as income" is "count as income", "ask for a fair hearing" is "ask for a hearing"), and the index of
+        its last word."""
         for n in range(min(self._gap_from.get(kept[i], 0), len(kept) - i - 1), GAP_MIN_WORDS - 1, -1):
             for j in range(i + 1, i + n):
-                if kept[j] not in SKIPPABLE:
-                    continue
-                key = self._index.get((*kept[i:j], *kept[j + 1:i + n + 1]))
-                if key is None:
-                    continue
-                first, last = at[i], at[i + n]
-                matched.append(question[spans[first][1]:spans[last][2]])
-                entries.append((matched[-1], self.entries[key]))
-                covered.update(range(first, last + 1))
-                for term in self.entries[key]:
-                    term_words = set(_WORD.findall(term.lower()))
-                    if not term_words <= said and term not in terms:
-                        terms.append(term)
-                        said |= term_words
-                return
+                if kept[j] in SKIPPABLE and (key := self._index.get((*kept[i:j], *kept[j + 1:i + n + 1]))):
+                    return key, i + n
+        return None
