@@ -498,8 +498,9 @@ unanswerable questions: expect the hidden set to land lower than 1.000.
   2, 3 -> 2 of 20 refused. The unread probe9 went 11 -> 12 -> 13 -> 15 -> 15 of 20 through the rounds, probe15 10
   -> 11 of 12. The kinds recur in new words: one client's record (named, or by an identifier the redaction
   replaced), this year's or a state's figure, another program's door, the card, the office. No answerable question
-  of any set was refused more by any round; doc2dial unchanged. The gate's cost on this set's 120 questions:
-  0.26 ms median (0.24-0.27 on the session's first code), p95 1.5 ms.
+  of any set was refused more by any round; doc2dial unchanged. The gate's cost on this set's 120 questions
+  (their real retrieval, 5 passes, three runs alternating with the session's first code): 0.34-0.49 ms median
+  (0.22-0.26 before the rounds), p95 1.8-2.5 ms (1.6-1.8).
 - Session 13, the coverage threshold 0.35 -> 0.30, chosen on probe9/15/17 (the table above); probe18 afterwards: 3
   of 53 answerable refused at 0.30, 4 at 0.35, 12 of 15 unanswerable at both.
 - Session 13, follow-ups: probe11 (40 follow-ups by a helper; run once unread, then read) found two topic markers
