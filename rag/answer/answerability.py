@@ -30,7 +30,7 @@ _DUTY = re.compile(r"\b(?:supposed to|required to|have to|has to|must|obligated 
 
 # This year's dollar figures (allotments, utility allowances, income limits) are published each year apart from
 # the rules; a section holds one only if it names the year asked about.
-_CURRENT = re.compile(r"\b(?:this (?:year|yr|yea?r)|this fiscal year|right now|(?:fy|fiscal year)\s?(20)?\d\d)\b"
+_CURRENT = re.compile(r"\b(?:this (?:year|yr)|this fiscal year|right now|(?:fy|fiscal year)\s?(20)?\d\d)\b"
                       # a figure no longer printed ("its not $100 anymore"), one that changed ("did it go up")
                       r"|\b(?:isn'?t|is not|not|no longer)\s+\$\s?\d[\d,.]*k?\s+any ?more\b"
                       r"|\b(?:did|has|have)\s+(?:it|that|they)\s+(?:gone|go|went)\s+up\b"

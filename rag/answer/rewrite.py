@@ -27,13 +27,14 @@ _ELLIPTICAL = re.compile(r"^\s*(and|but|so|also|or|then|what about|how about|wha
 _ELLIPSIS_WORDS = frozenset("and or but so also too then what about how for the same with as well please".split())
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9'’]*")
 
-# "new question", "different client", "unrelated": the navigator says the thread's topic is over.
+# "switching gears", "on a different note": said anywhere, the thread's topic is over.
+_GEARS = (r"(?:switch|switching|change|changing|shift|shifting)\s+gears"
+          r"|on\s+(?:a\s+|an\s+)?(?:different|other|another|separate|unrelated)\s+(?:note|topic|subject)")
+# "new question", "different client", "unrelated": the navigator says the thread's topic is over ("another client:
+# …" only opening a question: _TOPIC_MARKER).
 _NEW_TOPIC = re.compile(
     r"\b(?:new|diff|different|separate|unrelated)\s+(?:question|topic|client|case|subject|household|family)\b"
-    r"|\bunrelated\b|\bchang(?:e|ing)\s+(?:the\s+)?(?:topic|subject)\b"
-    # "switching gears", "on a different note" ("another client: …" only opening a question: _TOPIC_MARKER)
-    r"|\b(?:switch|switching|change|changing|shift|shifting)\s+gears\b"
-    r"|\bon\s+(?:a\s+|an\s+)?(?:different|other|another|separate|unrelated)\s+(?:note|topic|subject)\b",
+    rf"|\bunrelated\b|\bchang(?:e|ing)\s+(?:the\s+)?(?:topic|subject)\b|\b(?:{_GEARS})\b",
     re.IGNORECASE)
 # "another question" is not one of them: on doc2dial it mostly asks more about the same page.
 # The same words opening a question ("totally diff question - client sold her car …", "new q: …") say nothing about
@@ -44,8 +45,7 @@ _SEP = r"[\s\-–—:;,.!]"
 _TOPIC_MARKER = re.compile(
     rf"^\W*(?:(?:ok(?:ay)?|so|and|also|now|totally|completely|quick|a|one|hi|hey)\W+){{0,3}}"
     rf"(?:(?:(?:new|diff|different|unrelated|other)\s+(?:question|q|topic|subject)|unrelated"
-    rf"|chang(?:e|ing)\s+(?:the\s+)?(?:topic|subject)|(?:switch|switching|change|changing|shift|shifting)\s+gears"
-    rf"|on\s+(?:a\s+|an\s+)?(?:different|other|another|separate|unrelated)\s+(?:note|topic|subject))\b{_SEP}*"
+    rf"|chang(?:e|ing)\s+(?:the\s+)?(?:topic|subject)|{_GEARS})\b{_SEP}*"
     # "different client - hes on strike": only before a dash, colon or comma ("new case for a 19 year old" asks)
     rf"|(?:new|diff|different|other|another)\s+(?:client|case)\s*[\-–—:;,.]{_SEP}*)"
     rf"(?:(?:but|though)\b{_SEP}*)?",
