@@ -82,7 +82,8 @@ class Engine:
         if self.redact is None:
             return question, list(history)
         clean = self.redact
-        return clean(question), [Exchange(clean(e.question), clean(e.answer), clean(e.standalone)) for e in history]
+        return clean(question), [Exchange(clean(e.question), clean(e.answer), clean(e.standalone), e.cited)
+                                 for e in history]
 
     def rewrite_and_retrieve(self, question: str, history: Sequence[Exchange], k: int | None = None,
                              tags: list[str] | None = None, groups: list[str] | None = None,

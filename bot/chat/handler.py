@@ -135,8 +135,8 @@ class TurnHandler:
         mood = self.moods.resolve(mood_override or self.conversations.get_mood(turn.preference_key))
         history = self.conversations.history(turn.chat.key, self.history_turns)
         try:  # the engine reads only the knowledge store: a store error in here is the knowledge store's
-            outcome = self.engine.answer(text, [Exchange(h.question, h.answer, h.standalone) for h in history], mood,
-                                         groups=groups, progress=progress)
+            earlier = [Exchange(h.question, h.answer, h.standalone, tuple(h.cited_ids)) for h in history]
+            outcome = self.engine.answer(text, earlier, mood, groups=groups, progress=progress)
         except Exception as exc:
             if is_store_error(exc):
                 raise KnowledgeStoreError(f"knowledge store: {exc}") from exc

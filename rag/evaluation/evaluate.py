@@ -366,8 +366,8 @@ def _where(heading_path: list[str]) -> str:
 
 def evaluate_sections(questions: list[dict[str, Any]], run: Run, out_path: Path) -> SectionReport:
     """Run every question of a section-gold set through `run(question, history)` (history: earlier user turns as
-    plain strings) and write one JSON line per question. Follow-ups are also searched with the question alone,
-    to show what the history rewrite adds."""
+    plain strings; `navibot eval` answers them first, as the thread would hold them) and write one JSON line per
+    question. Follow-ups are also searched with the question alone, to show what the history rewrite adds."""
     golds = [SectionGold.of(q) for q in questions]  # every label checked before anything runs
     report = SectionReport()
     out_path.parent.mkdir(parents=True, exist_ok=True)

@@ -161,6 +161,22 @@ def test_follow_up_uses_the_thread_and_is_answered_from_the_20_hours_section(han
     assert handler.handle(turn(WORK, thread="T2")).standalone_question == WORK
 
 
+def test_a_follow_up_knows_what_the_answer_before_it_quoted(handler: TurnHandler, engine: Engine,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    # The rewriter then does not search the bot's own answer again (rag/answer/rewrite.py).
+    seen: list[AnswerRequest] = []
+    answer = engine.answerer.answer
+
+    def recorded(request: AnswerRequest) -> Draft:
+        seen.append(request)
+        return answer(request)
+
+    monkeypatch.setattr(engine.answerer, "answer", recorded)
+    first = handler.handle(turn(STUDENTS))
+    handler.handle(turn(WORK))
+    assert first.citations and seen[-1].history[-1].cited == tuple(c.sub_id for c in first.citations)
+
+
 def test_an_elliptical_follow_up_about_another_program_is_not_answered_from_the_first(
         handler: TurnHandler) -> None:
     handler.handle(turn(STUDENTS))

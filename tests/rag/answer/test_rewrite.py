@@ -54,6 +54,17 @@ def test_follow_up_is_made_standalone_with_the_previous_answer_as_context() -> N
     assert STUDENTS_A in rewrite.search_text and rewrite.standalone in rewrite.search_text
 
 
+def test_the_bots_own_answer_is_not_searched_again() -> None:
+    # An answer that cites paragraphs is the bot's own: the navigator has read those quotes, and searched again
+    # they pull the follow-up back to the same paragraph. Someone else's reply (doc2dial's agent) stays context.
+    history = [Exchange(STUDENTS_Q, STUDENTS_A, cited=("students::0.1",))]
+    rewrite = demo_rewriter().rewrite(WORK_Q, history)
+    assert rewrite.standalone == f"{STUDENTS_Q} {WORK_Q}"
+    assert rewrite.context == "" and rewrite.search_text == rewrite.standalone
+    quoted_then_not = [Exchange(STUDENTS_Q, STUDENTS_A, cited=("students::0.1",)), Exchange(WORK_Q, WORK_A)]
+    assert demo_rewriter().rewrite("Does unpaid volunteering count?", quoted_then_not).context == WORK_A
+
+
 def test_only_the_last_answer_is_context() -> None:
     history = [Exchange(STUDENTS_Q, STUDENTS_A), Exchange(WORK_Q, WORK_A)]
     rewrite = demo_rewriter().rewrite("Does unpaid volunteering count?", history)

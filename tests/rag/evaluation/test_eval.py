@@ -296,6 +296,9 @@ def test_eval_command_on_a_markdown_regulation(tmp_path: Path, capsys: pytest.Ca
          "gold_section": "999.2", "gold_paths": ["(b)(3)"], "answerable": True},
         {"qid": "3", "question": "what is the phone number of the county office?", "history": [],
          "gold_section": "", "gold_paths": [], "answerable": False},
+        {"qid": "4", "question": "what about work study?",
+         "history": ["what is the phone number of the county office?"],
+         "gold_section": "999.2", "gold_paths": ["(b)(3)"], "answerable": True},
     ]))
     out = tmp_path / "r.jsonl"
     # a folder corpus, ingested by the normal ingest path
@@ -307,6 +310,9 @@ def test_eval_command_on_a_markdown_regulation(tmp_path: Path, capsys: pytest.Ca
     assert "999.2" in lines[0]["sections"][0]  # a small file's sections are packed into one chunk
     assert "999.2(b)(2)" in lines[0]["paragraphs"][:3]
     assert lines[1]["standalone"].startswith("is a student exempt?")  # plain-string history was used
+    # The earlier turns are answered first, as in a thread: one the bot could not answer is not kept as context
+    # (bot/chat/handler.py keeps no no-answer), so the follow-up is read alone.
+    assert lines[2]["no_answer"] and lines[3]["standalone"] == "what about work study?"
 
 
 def test_eval_command_reports_a_bad_gold_path(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
