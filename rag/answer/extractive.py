@@ -7,6 +7,7 @@ sentences (trimmed to the mood's length), and a mood it cannot honour adds an ho
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from itertools import pairwise
@@ -127,6 +128,10 @@ class _Piece:
     @property
     def within(self) -> float:
         return self.score + RULE_WEIGHT * self.rule
+
+
+# A navigator's phrase the glossary knows (its stems) with the stems of each policy term it maps to.
+_PolicyPhrase = tuple[frozenset[str], list[frozenset[str]]]
 
 
 def _pieces(sub: SubChunk) -> list[str]:
@@ -288,7 +293,7 @@ class ExtractiveAnswerer:
         ranked = rank_paragraphs(request.standalone, request.hits, self.embedder, sections=CHUNKS_READ,
                                  expansion=expansion)
         ranks = {p.sub.sub_id: rank for rank, p in enumerate(ranked)}
-        self._score(request.question, request.standalone, pieces, ranks)
+        self._score(request.question, request.standalone, pieces, ranks, self._policy_terms(request))
         chosen = self._choose(pieces, mood.max_words, ranks)
         cited: list[str] = []
         parts: list[str] = []
@@ -307,16 +312,30 @@ class ExtractiveAnswerer:
         text = "".join(f"{sep}{part}" for sep, part in zip(seps, parts, strict=True))
         return Draft(text, cited, prefix=mood.prefix, note=mood.offline_note)
 
-    def _score(self, question: str, standalone: str, pieces: list[_Piece], paragraph_rank: dict[str, int]) -> None:
+    def _policy_terms(self, request: AnswerRequest) -> list[_PolicyPhrase]:
+        """The glossary phrases of the question (as asked and standalone), as stems, each with its policy terms'."""
+        if self.glossary is None:
+            return []
+        return [(frozenset(stemmed(phrase)), [frozenset(stemmed(t)) for t in terms if stemmed(t)])
+                for text in dict.fromkeys((request.question, request.standalone))
+                for phrase, terms in self.glossary.expand(text).entries]
+
+    def _score(self, question: str, standalone: str, pieces: list[_Piece], paragraph_rank: dict[str, int],
+               policy: Sequence[_PolicyPhrase] = ()) -> None:
         """Word overlap and vector similarity with the question as asked ("what about part-time?" must pick the
         sentence on part-time), plus a smaller share for the standalone question (the topic it continues), a
-        preference for the best sections and paragraphs, and for sentences that state a rule."""
+        preference for the best sections and paragraphs, and for sentences that state a rule. A sentence that holds
+        a policy term of one of the question's glossary phrases (`policy`) holds that phrase's words: "green card"
+        is asked, "lawful permanent resident" is written."""
         asked, topic = set(query_stems(question)), set(query_stems(standalone))
         quantity = asks_quantity(question) or asks_quantity(standalone)
         vectors = self.embedder.embed_documents([p.text for p in pieces])
         similarity = vectors @ np.asarray(self.embedder.embed_query(standalone), dtype=np.float32)
         for piece, sim in zip(pieces, similarity, strict=True):
             words = set(stemmed(piece.text))
+            for phrase, terms in policy:  # a sentence in the policy's words says what the navigator's phrase says
+                if any(t <= words for t in terms):
+                    words |= phrase
             heading = set(stemmed(" ".join(piece.sub.heading_path))) - words
             rank = paragraph_rank.get(piece.sub.sub_id)
             piece.rule = 0 if _REFERENCE_ONLY.search(piece.text) else rule_features(piece.text)
