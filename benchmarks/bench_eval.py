@@ -518,6 +518,41 @@ unanswerable questions: expect the hidden set to land lower than 1.000.
   "30-day" everywhere drew the opening to other paragraphs); a logistic classifier over the question's vector
   deciding refusals with the checks (leave-one-set-out over 584 of our questions: 13 more unanswerable refused
   for 10 more answerable, among them this set's "whats the ABAWD time limit exactly": it learned "whats the ...").
+- Session 14, the evaluation replays the thread. Until now a section set's follow-up saw only the earlier user
+  questions; in Slack or Teams the thread also holds the bot's answers, and the offline rewriter searched the
+  follow-up with the previous answer's words. `navibot eval` now answers the earlier turns first (keeping each
+  answer, how it was understood and what it quoted, and no refused turn, as `bot/chat/handler.py` does). Run that
+  way, the shipped rule cost follow-ups dearly: paragraph hit@3 / cite 17 / 11 -> 7 / 6 of 34 on the unread probes
+  9, 15, 17, 18 and 38 -> 24 hits, 33 -> 22 cites of 71 on the read sets. The bot's answer quotes the paragraphs the
+  navigator just read; searched again, it pulls the follow-up back to them. Now an answer that quotes
+  (`Exchange.cited`, from the ids both conversation stores already kept) is not searched with the follow-up; a reply
+  that quotes nothing (doc2dial's agent turns) still is. Replayed, the figures are back to the user-turns-only ones
+  (hit@3 17 and 38, cite 11 and 33). doc2dial, its later turns with the bot's own answers in the thread (`python
+  benchmarks/bench_thread_replay.py --mode own|context`, 1,503 later turns, ~4 min each): document Recall@3 0.801
+  with the old rule, 0.886 with the new one; with the dataset's own history (`navibot eval`, the table above) 0.920,
+  unchanged. Tried with the replay and not kept: the previous answer's titles and section headings as context
+  instead (regulation flat, doc2dial 0.812 with the section heading, 0.806 with the full path); keeping a refused
+  question in the thread (0.887 against 0.886, the regulation sets identical); marking down paragraphs the previous
+  answer already quoted (penalty 0.2 / 0.5 / excluded: follow-up cites 11 -> 10 / 11 / 11 of 34 on the unread sets,
+  33 -> 34 / 35 / 29 of 71 on the read ones).
+- Session 14, the extractive answer reads the question's glossary phrases in the policy's words: a sentence that
+  holds a policy term of one of them ("lawful permanent resident") holds the phrase's words ("green card"). Cite a
+  gold paragraph on the sets never read (probe9, 15, 17, 18, and probe19, written this session by a helper who saw
+  only the regulation and this set's README and format): 0.542 / 0.528 / 0.500 / 0.566 / 0.472 -> 0.562 / 0.547 /
+  0.500 / 0.623 / 0.509, +7 of 257 and none lost (follow-ups 13 -> 18 of 42); the read sets +7 of 414 net (this set
+  0.648 -> 0.648); doc2dial's citations holding a gold span 0.612 -> 0.612. The same for the paragraph's headings
+  (they count half) was flat on the unread sets (+1, -1) and is not kept. Time per question on this set, four runs
+  alternating the session's first and final code on a quiet machine: median 32.9 / 36.1 ms against 34.0 / 38.0 ms
+  (a follow-up's time now includes answering its earlier turns).
+- Session 14, tried and not kept: the learned paragraph ranking refitted on 253 more first turns (the read
+  probes, with cfr273-dev and doc2dial; `benchmarks/paragraph_ltr.py final --data <dev + probes> --extra
+  <doc2dial> --strict --add one_sentence --l2 0.3`): weights within 0.1 of the shipped ones and the unread sets
+  identical or one question lower; held out by qid halves it adds 0.012-0.017 hit@3 over the fused order, as
+  the shipped weights do.
+- Session 14, where the rest is lost (first turns of the five unread sets, 215 answerable): the gold paragraph is
+  the retrieval's first in 111, in its first three in 145 (0.674), in its first ten in 175; the answer cites it in
+  123 (0.572). The answer already cites gold more often than the first paragraph is gold: what is left is mostly
+  retrieval (a paragraph that says it in the regulation's words, found for a question in other words).
 
 
 Paragraph ranking variants measured over all candidate paragraphs (first turns, hit@3, odd / even qids):
