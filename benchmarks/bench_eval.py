@@ -548,7 +548,9 @@ unanswerable questions: expect the hidden set to land lower than 1.000.
   probes, with cfr273-dev and doc2dial; `benchmarks/paragraph_ltr.py final --data <dev + probes> --extra
   <doc2dial> --strict --add one_sentence --l2 0.3`): weights within 0.1 of the shipped ones and the unread sets
   identical or one question lower; held out by qid halves it adds 0.012-0.017 hit@3 over the fused order, as
-  the shipped weights do.
+  the shipped weights do. In the answer: the question's vector moved toward its glossary terms, as the search moves
+  it (weight up to 0.5: first-turn cites on the unread sets -1 net, the read sets +1); the standalone question's
+  words at 0.25 or 1.0 of the question's own instead of 0.5 (follow-up cites on the unread sets -2 / 0).
 - Session 14, where the rest is lost (first turns of the five unread sets, 215 answerable): the gold paragraph is
   the retrieval's first in 111, in its first three in 145 (0.674), in its first ten in 175; the answer cites it in
   123 (0.572). The answer already cites gold more often than the first paragraph is gold: what is left is mostly
