@@ -19,7 +19,7 @@ from rag.cite.rail import Draft
 from rag.documents import SubChunk
 from rag.search.bm25 import query_stems, stemmed
 from rag.search.embedding import Embedder
-from rag.search.glossary import Glossary
+from rag.search.glossary import Expansion, Glossary
 from rag.search.paragraphs import rank_paragraphs
 from rag.search.sentences import reading_sentences
 from rag.search.terms import STOPWORDS, tokens
@@ -132,6 +132,11 @@ class _Piece:
 
 # A navigator's phrase the glossary knows (its stems) with the stems of each policy term it maps to.
 _PolicyPhrase = tuple[frozenset[str], list[frozenset[str]]]
+
+
+def _policy_phrases(expansions: Sequence[Expansion]) -> list[_PolicyPhrase]:
+    return [(frozenset(stemmed(phrase)), [stems for stems in map(frozenset, map(stemmed, terms)) if stems])
+            for expansion in expansions for phrase, terms in expansion.entries]
 
 
 def _pieces(sub: SubChunk) -> list[str]:
@@ -289,11 +294,11 @@ class ExtractiveAnswerer:
         pieces = [_Piece(text, sub, rank, order) for order, (text, sub, rank) in enumerate(texts)]
         if not pieces:
             return Draft("", [])
-        expansion = self.glossary.expand(request.standalone).text if self.glossary is not None else ""
+        expansions = self._expansions(request)
         ranked = rank_paragraphs(request.standalone, request.hits, self.embedder, sections=CHUNKS_READ,
-                                 expansion=expansion)
+                                 expansion=expansions[0].text if expansions else "")
         ranks = {p.sub.sub_id: rank for rank, p in enumerate(ranked)}
-        self._score(request.question, request.standalone, pieces, ranks, self._policy_terms(request))
+        self._score(request.question, request.standalone, pieces, ranks, _policy_phrases(expansions))
         chosen = self._choose(pieces, mood.max_words, ranks)
         cited: list[str] = []
         parts: list[str] = []
@@ -312,13 +317,13 @@ class ExtractiveAnswerer:
         text = "".join(f"{sep}{part}" for sep, part in zip(seps, parts, strict=True))
         return Draft(text, cited, prefix=mood.prefix, note=mood.offline_note)
 
-    def _policy_terms(self, request: AnswerRequest) -> list[_PolicyPhrase]:
-        """The glossary phrases of the question (as asked and standalone), as stems, each with its policy terms'."""
+    def _expansions(self, request: AnswerRequest) -> list[Expansion]:
+        """What the glossary finds in the standalone question (first: the paragraph ranking searches its terms)
+        and, when it differs, in the question as asked."""
         if self.glossary is None:
             return []
-        return [(frozenset(stemmed(phrase)), [frozenset(stemmed(t)) for t in terms if stemmed(t)])
-                for text in dict.fromkeys((request.question, request.standalone))
-                for phrase, terms in self.glossary.expand(text).entries]
+        texts = dict.fromkeys((request.standalone, request.question))
+        return [self.glossary.expand(text) for text in texts]
 
     def _score(self, question: str, standalone: str, pieces: list[_Piece], paragraph_rank: dict[str, int],
                policy: Sequence[_PolicyPhrase] = ()) -> None:

@@ -150,8 +150,8 @@ class HeuristicRewriter:
         # The previous answer is searched with it only when it is someone else's reply (doc2dial's agent turns,
         # which paraphrase the right page: later-turn Recall@3 +0.03). The bot's own answer quotes the paragraphs
         # it cites (or restates them): searched again, it pulls the search back to what the navigator has already
-        # read. Replayed threads of the regulation sets (benchmarks/RESULTS.md): follow-ups' paragraph hit@3 17 -> 7
-        # of 34 on the unread sets with it, 39 -> 24 of 71 on the read ones.
+        # read. Replayed threads of the regulation sets (benchmarks/RESULTS.md), follow-ups' paragraph hit@3 with it
+        # and without: 7 and 17 of 34 on the unread sets, 24 and 38 of 71 on the read ones.
         context = "" if earlier[-1].cited else earlier[-1].answer.strip()
         return Rewrite(f"{_topic(earlier)} {question}", context=context)
 
