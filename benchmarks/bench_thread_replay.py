@@ -28,7 +28,6 @@ if str(REPO) not in sys.path:
 from bot.config.settings import Settings
 from bot.wiring.runtime import build_core, build_engine
 from rag.answer.moods import MoodBook
-from rag.answer.rewrite import Exchange
 from rag.evaluation.evaluate import ranked_doc_ids
 
 QUESTIONS = REPO.parent / "shared" / "eval" / "doc2dial" / "questions.jsonl"
@@ -52,15 +51,8 @@ def replay(store: Path | None, mode: str, questions: Path) -> tuple[int, float]:
             later = [q for q in map(json.loads, questions.read_text(encoding="utf-8").splitlines()) if q.get("history")]
             found = 0
             for q in later:
-                thread: list[Exchange] = []
-                for earlier in (m["text"] for m in q["history"] if m.get("role") == "user"):
-                    rewrite, hits = engine.rewrite_and_retrieve(earlier, thread, k=10)
-                    outcome = engine.compose(earlier, thread, rewrite, hits, mood)
-                    if outcome.kind == "answer":
-                        # Without the quoted ids the rewriter takes the answer for someone else's reply and searches
-                        # its words with the follow-up, as it did for every answer before session 14.
-                        cited = tuple(c.sub_id for c in outcome.citations) if mode == "own" else ()
-                        thread.append(Exchange(earlier, outcome.answer, rewrite.standalone, cited))
+                users = [m["text"] for m in q["history"] if m.get("role") == "user"]
+                thread = engine.replay(users, mood, k=10, quotes_known=mode == "own")
                 _, hits = engine.rewrite_and_retrieve(q["question"], thread, k=DEPTH)
                 found += q["gold_doc_id"] in ranked_doc_ids(hits)[:3]
             return len(later), found / len(later)

@@ -146,6 +146,21 @@ class Engine:
         timings["total"] = (time.perf_counter() - started) * 1000
         return outcome
 
+    def replay(self, questions: Sequence[str], mood: Mood, k: int | None = None,
+               quotes_known: bool = True) -> list[Exchange]:
+        """Earlier questions of a conversation answered in order, as the thread would hold them (bot/chat/handler.py):
+        each answer, how its question was understood and what it quoted; a no-answer is not kept. For evaluations
+        whose history holds only the user's turns. `quotes_known=False` leaves out what the answers quoted, so the
+        rewriter searches each answer again, as it did before session 14 (benchmarks/bench_thread_replay.py)."""
+        thread: list[Exchange] = []
+        for question in questions:
+            rewrite, hits = self.rewrite_and_retrieve(question, thread, k=k)
+            outcome = self.compose(question, thread, rewrite, hits, mood)
+            if outcome.kind == "answer":
+                cited = tuple(c.sub_id for c in outcome.citations) if quotes_known else ()
+                thread.append(Exchange(question, outcome.answer, rewrite.standalone, cited))
+        return thread
+
     def compose(self, question: str, history: Sequence[Exchange], rewrite: Rewrite, hits: list[SearchHit], mood: Mood,
                 timings: dict[str, float] | None = None) -> Outcome:
         """Answer from the retrieved sections, or a no-answer when the answerer declines (the extractive one does

@@ -30,7 +30,7 @@ from bot.wiring.open_stores import store_description
 from bot.wiring.runtime import Bot, build_bot, build_core, build_engine
 from rag.answer.evidence import evidence
 from rag.answer.moods import MoodBook, MoodFileError
-from rag.answer.rewrite import Exchange, exchanges_from_messages, with_standalones
+from rag.answer.rewrite import exchanges_from_messages, with_standalones
 from rag.cite.rail import Citation
 from rag.evaluation.evaluate import (
     EvalTurn,
@@ -197,24 +197,12 @@ def cmd_eval(args: argparse.Namespace, settings: Settings) -> int:
                 return any(s.sub_id == citation.sub_id and s.text == citation.quote
                            for c in chunks for s in c.subchunks)
 
-            def replayed(history: list[dict[str, str] | str], depth: int) -> list[Exchange]:
-                """A section-gold set's earlier user turns answered in order, as the thread would hold them: each
-                answer, how it was understood and what it quoted; a no-answer is not kept (bot/chat/handler.py)."""
-                exchanges: list[Exchange] = []
-                for turn in history:
-                    earlier = turn if isinstance(turn, str) else str(turn.get("text", ""))
-                    rewrite, hits = engine.rewrite_and_retrieve(earlier, exchanges, k=depth)
-                    outcome = engine.compose(earlier, exchanges, rewrite, hits, mood)
-                    if outcome.kind == "answer":
-                        exchanges.append(Exchange(earlier, outcome.answer, rewrite.standalone,
-                                                  tuple(c.sub_id for c in outcome.citations)))
-                return exchanges
-
             def run(question: str, history: list[dict[str, str] | str]) -> EvalTurn:
                 # Deepen until the ranking names at least 10 documents (or the store has no more chunks); a
                 # section-gold set ranks chunks (MRR@10), so 10 are enough.
                 depth = max(args.depth, 10) if not sectioned else max(10, settings.top_k)
-                exchanges = replayed(history, depth) if sectioned else \
+                # A section set's history is the user's turns: answered first, as the thread would hold them.
+                exchanges = engine.replay([str(h) for h in history], mood, k=depth) if sectioned else \
                     with_standalones(engine.rewriter, exchanges_from_messages(history))
                 while True:
                     rewrite, hits = engine.rewrite_and_retrieve(question, exchanges, k=depth)

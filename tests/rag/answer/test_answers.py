@@ -86,6 +86,14 @@ def test_follow_up_is_answered_from_the_section_on_working_20_hours(demo: Core, 
     assert best.quote == stored_text(demo, best)
 
 
+def test_a_replayed_thread_holds_what_the_bot_would_have_kept(engine: Engine) -> None:
+    # For evaluations whose history is the user's turns only (navibot eval on a section set).
+    first = engine.answer(STUDENTS, [], CONCISE)
+    [kept] = engine.replay(["What is the capital of France?", STUDENTS], CONCISE)  # a no-answer is not kept
+    assert kept == Exchange(STUDENTS, first.answer, first.standalone, tuple(c.sub_id for c in first.citations))
+    assert kept.cited and engine.replay([STUDENTS], CONCISE, quotes_known=False)[0].cited == ()
+
+
 @pytest.mark.parametrize(("question", "heading"), [
     ("Who can get WIC?", "Who can get WIC"),
     ("How much is SSI a month?", "How much SSI pays"),
