@@ -377,4 +377,14 @@ def test_a_hostile_question_is_checked_in_bounded_time() -> None:
                  "benefits get " * 20_000 + "x", "status of " * 20_000 + "x", "[dob] " * 20_000]:
         started = time.perf_counter()
         unanswerable_reason(text, SNAP_RULES)
-        assert time.perf_counter() - started < 2.0
+        assert time.perf_counter() - started < 0.5  # about 0.03 s: the question is read from its two ends
+
+
+def test_a_long_question_is_read_from_its_start_and_its_end() -> None:
+    # A pasted letter before or after the ask: the fact asked for is still found (READ_CHARS from each end).
+    letter = "Dear client, your household's benefits were reviewed this month. " * 1_000
+    assert "contact details" in (unanswerable_reason(letter + "whats the phone number for the snap office?",
+                                                     SNAP_RULES) or "")
+    assert "contact details" in (unanswerable_reason("whats the phone number for the snap office? " + letter,
+                                                     SNAP_RULES) or "")
+    assert unanswerable_reason(letter, SNAP_RULES) is None
