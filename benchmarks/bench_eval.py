@@ -555,6 +555,23 @@ unanswerable questions: expect the hidden set to land lower than 1.000.
   the retrieval's first in 111, in its first three in 145 (0.674), in its first ten in 175; the answer cites it in
   123 (0.572). The answer already cites gold more often than the first paragraph is gold: what is left is mostly
   retrieval (a paragraph that says it in the regulation's words, found for a question in other words).
+- Session 15, where the rest is lost, by the gold paragraph's place in the retrieval (the 205 answered first turns
+  of the five unread sets): first, the answer cites it in 105 of 107; second or third, 17 of 34; fourth to tenth, 1
+  of 28; not among the first ten, 0 of 36. Of those 36, the gold section is the retrieval's first in 17: the section
+  is found and the paragraph in it is not. The read sets' misses were looked at for what the glossary lacks: most of
+  them already expand to the right policy terms ("until the hearing" -> continuation of benefits, "overpaid" ->
+  overissuance), and the gold paragraph still ranks below siblings that repeat the question's everyday words
+  ("appeal", "overpaid").
+- Session 15, tried and not kept (the read sets, cfr273-dev and the read probes: 343 answerable first turns, 414
+  answerable turns; none gained, so none was run on the unread sets): BM25's k1 0.8 / 1.6 / 2.0 and b 0.3 / 0.5 /
+  0.9 in the sentence ranking and k1 0.8 / 2.0, b 0.5 / 0.9 in the section ranking, instead of 1.2 and 0.75
+  (first-turn paragraph hit@3 0.647-0.665 against 0.662; answers citing gold 216-225 of 414 against 222); the
+  answer's section prior (0.15, 0.05, 0) / none / (0.45, 0.15, 0) instead of (0.3, 0.1, 0) (cites 225 / 214 / 222)
+  and its paragraph prior 0.15 / 0.45 instead of 0.3 (223 / 221); a follow-up's own words counted twice in what is
+  searched (follow-ups' cites 35 -> 37 of 71, paragraph hits 38 -> 38); a candidate paragraph whose own or parent's
+  title holds one of the question's glossary policy terms (one that at most 1-3 candidates' titles hold) moved to
+  first or second place (126 questions' first three changed; hit@3 0.659-0.665, cites 219-221). All within about
+  3 of 414 either way: the ranking's constants are not where the rest is.
 
 
 Paragraph ranking variants measured over all candidate paragraphs (first turns, hit@3, odd / even qids):
