@@ -572,6 +572,15 @@ unanswerable questions: expect the hidden set to land lower than 1.000.
   title holds one of the question's glossary policy terms (one that at most 1-3 candidates' titles hold) moved to
   first or second place (126 questions' first three changed; hit@3 0.659-0.665, cites 219-221). All within about
   3 of 414 either way: the ranking's constants are not where the rest is.
+- Session 15, what more citations would buy (the read sets, 406 answered answerable turns): the retrieval's first
+  three paragraphs quoted as well, each a 20-word passage, when its best sentence scores at least 0.9 / 0.8 / 0.7 /
+  any share of the answer's best: answers citing gold 222 -> 226 / 238 / 248 / 259 of 414, at 2.10 / 2.33 / 2.70 /
+  3.22 citations per answer against 2.02, citation precision 0.359 -> 0.356 / 0.346 / 0.326 / 0.301. At 0.8, 33 of
+  the 126 quotes added are gold (about one in four, against 0.36 for the answer's own) and they make 16 more answers
+  cite gold: the figure could be bought with quotes the navigator would mostly have to read past, so none is
+  shipped. Also tried and not kept: the glossary's policy terms replacing, in the lexical search, the navigator's
+  phrase they matched instead of being added to it (section R@3 0.910 -> 0.895, hit@3 0.662 -> 0.665, cites 222 ->
+  222).
 
 
 Paragraph ranking variants measured over all candidate paragraphs (first turns, hit@3, odd / even qids):
