@@ -3,8 +3,9 @@
 Two formats: doc2dial (gold document and answer spans: document Recall@k, MRR@10, answer-span recall@3,
 citations verbatim and holding a gold span, no-answer rate) and section-level gold for a regulation
 (`gold_section`, `gold_paths`, `answerable`, as in ../shared/eval/cfr273-dev: section Recall@k and MRR@10,
-paragraph hit@3, answers citing a gold paragraph, citation precision, refusals on answerable and unanswerable
-questions). Both split first turns from follow-ups."""
+paragraph hit@3, answers citing a gold paragraph, and, leniently, one the question's `note` names as also
+answering ("also: 273.3(a)"), citation precision, refusals on answerable and unanswerable questions). Both split
+first turns from follow-ups."""
 
 from __future__ import annotations
 
@@ -22,6 +23,9 @@ from rag.documents import SearchHit, SubChunk
 from rag.search.legal_location import Labels, inside, location, near, parse_path
 
 _WS = re.compile(r"\s+")
+# A place a note names as also answering: "also: 273.3(a)", "also: 273.1(b)(7)(ii). The regulation names ...".
+_ALSO = re.compile(r"\balso:\s*(.*)", re.IGNORECASE | re.DOTALL)
+_REFERENCE = re.compile(r"(\d{3}\.\d+)((?:\([0-9A-Za-z]{1,6}\))*)(?!\()")
 
 
 def recall_at(ranked: list[str], gold: str, k: int) -> float:
@@ -222,6 +226,9 @@ class SectionGold:
     section: str
     paths: list[Labels]
     answerable: bool
+    # Other places the note says also answer (section, path): the lenient citation score counts them. A section
+    # alone ("also: 273.26") counts any paragraph in it.
+    also: tuple[tuple[str, Labels], ...] = ()
 
     @classmethod
     def of(cls, q: dict[str, Any]) -> SectionGold:
@@ -233,7 +240,7 @@ class SectionGold:
             raise ValueError(f"{q.get('qid')}: {exc}") from exc
         if answerable and not section:
             raise ValueError(f"{q.get('qid')}: an answerable question needs 'gold_section'")
-        return cls(section, paths, answerable)
+        return cls(section, paths, answerable, also_answering(str(q.get("note") or "")))
 
     def section_rank(self, hits: list[SearchHit], k: int = 10) -> int | None:
         """1-based rank of the first of the top-k chunks in the gold section."""
@@ -259,6 +266,23 @@ class SectionGold:
         """A citation whose location equals a gold path or lies inside one."""
         section, labels = location(citation.heading_path)
         return section == self.section and any(inside(labels, gold) for gold in self.paths)
+
+    def correct_or_also(self, citation: Citation) -> bool:
+        """Correct, or at (or inside) a place the note names as also answering: the dataset's lenient score."""
+        section, labels = location(citation.heading_path)
+        return self.correct(citation) or any(section == s and inside(labels, path) for s, path in self.also)
+
+
+def also_answering(note: str) -> tuple[tuple[str, Labels], ...]:
+    """The places after "also:" in a question's note, as (section, path); free text around them is ignored."""
+    found = _ALSO.search(note)
+    places: list[tuple[str, Labels]] = []
+    for m in _REFERENCE.finditer(found.group(1)[:500] if found else ""):
+        try:
+            places.append((m.group(1), parse_path(m.group(2)) if m.group(2) else ()))
+        except ValueError:  # a note is free text: what does not read as a paragraph path is not a place
+            continue
+    return tuple(places)
 
 
 @dataclass(slots=True)
@@ -294,6 +318,7 @@ class SectionAnswers:
     answerable: int = 0
     answerable_refused: int = 0
     cites_gold: int = 0
+    cites_gold_or_also: int = 0
     citations: int = 0
     correct_citations: int = 0
     unanswerable: int = 0
@@ -312,10 +337,12 @@ class SectionAnswers:
         self.citations += len(citations)
         self.correct_citations += correct
         self.cites_gold += int(correct > 0)
+        self.cites_gold_or_also += int(any(gold.correct_or_also(c) for c in citations))
 
     def means(self) -> dict[str, float]:
         return {"answerable": self.answerable,
                 "cites_gold": self.cites_gold / self.answerable if self.answerable else 0.0,
+                "cites_gold_or_also": self.cites_gold_or_also / self.answerable if self.answerable else 0.0,
                 "citation_precision": self.correct_citations / self.citations if self.citations else 0.0,
                 "refused_answerable": self.answerable_refused / self.answerable if self.answerable else 0.0,
                 "unanswerable": self.unanswerable,
@@ -346,12 +373,13 @@ class SectionReport:
             if m["n"]:
                 lines.append(f"| {name} | {m['n']} | {m['recall@1']:.3f} | {m['recall@3']:.3f} | "
                              f"{m['recall@5']:.3f} | {m['mrr@10']:.3f} | {m['paragraph_hit@3']:.3f} |")
-        lines += ["", "| turns | answerable | cite a gold paragraph | citation precision | refused (answerable) "
-                  "| unanswerable | refused (unanswerable) |", "|---|---|---|---|---|---|---|"]
+        lines += ["", "| turns | answerable | cite a gold paragraph | cite gold or an also: place | citation precision "
+                  "| refused (answerable) | unanswerable | refused (unanswerable) |", "|---" * 8 + "|"]
         for name, answers in self.answers.items():
             a = answers.means()
             if a["answerable"] or a["unanswerable"]:
-                lines.append(f"| {name} | {a['answerable']} | {a['cites_gold']:.3f} | {a['citation_precision']:.3f} "
+                lines.append(f"| {name} | {a['answerable']} | {a['cites_gold']:.3f} | {a['cites_gold_or_also']:.3f} "
+                             f"| {a['citation_precision']:.3f} "
                              f"| {a['refused_answerable']:.3f} | {a['unanswerable']} | "
                              f"{a['refused_unanswerable']:.3f} |")
         d = self.as_dict()["ms_per_question"]
@@ -403,7 +431,8 @@ def evaluate_sections(questions: list[dict[str, Any]], run: Run, out_path: Path)
                 "first_turn": not history,
                 "evidence": turn.evidence,
                 "citations": [{"doc_id": c.doc_id, "sub_id": c.sub_id, "where": _where(c.heading_path),
-                               "correct": gold.correct(c), "quote": c.quote} for c in turn.citations],
+                               "correct": gold.correct(c), "correct_or_also": gold.correct_or_also(c), "quote": c.quote}
+                              for c in turn.citations],
             }
             out.write(json.dumps(record, ensure_ascii=False) + "\n")
     return report

@@ -157,7 +157,7 @@ def test_eval_can_use_an_existing_store(tmp_path: Path, kb: Path, capsys: pytest
 
 # --- Section-level gold (a regulation) ------------------------------------------------------------------------
 
-from rag.evaluation.evaluate import SectionGold, evaluate_sections  # noqa: E402
+from rag.evaluation.evaluate import SectionGold, also_answering, evaluate_sections  # noqa: E402
 from rag.search.legal_location import location, near, parse_path  # noqa: E402
 
 PART = ["Subpart A—General Rules"]
@@ -204,7 +204,7 @@ SECTION_QUESTIONS: list[dict[str, Any]] = [
     {"qid": "d1", "question": "students?", "history": [], "gold_section": "273.5", "gold_paths": ["(b)(5)"],
      "answerable": True},
     {"qid": "d2", "question": "boarders?", "history": [], "gold_section": "273.1", "gold_paths": ["(b)(3)"],
-     "answerable": True},
+     "answerable": True, "note": "also: 273.1(b)"},
     {"qid": "d3", "question": "and a second offense?", "history": ["fraud first time"], "gold_section": "273.16",
      "gold_paths": ["(b)(1)(ii)"], "answerable": True},
     {"qid": "d4", "question": "office phone number?", "history": [], "gold_section": "", "gold_paths": [],
@@ -215,7 +215,8 @@ SECTION_QUESTIONS: list[dict[str, Any]] = [
 SECTION_RUNS: dict[str, tuple[list[tuple[str, str]], list[tuple[str, str]] | None]] = {
     # gold section at rank 1; paragraph (b)(5)(ii) is nested under the gold; one of two citations correct
     "d1": ([("273.5", "(b)(5)(ii)"), ("273.2", "(a)"), ("273.5", "(a)")], [("273.5", "(b)(5)(i)"), ("273.2", "(a)")]),
-    # gold section at rank 4; its paragraph is a sibling; the citation is the parent of the gold: not inside it
+    # gold section at rank 4; its paragraph is a sibling; the citation is the parent of the gold: not inside it,
+    # but the note names that parent as also answering (the lenient score counts it)
     "d2": ([("273.2", "(a)"), ("273.3", "(a)"), ("273.4", "(a)"), ("273.1", "(b)(2)")], [("273.1", "(b)")]),
     # follow-up: gold section at rank 2 with the parent paragraph (a hit), refused
     "d3": ([("273.7", "(a)"), ("273.16", "(b)(1)")], None),
@@ -245,13 +246,31 @@ def test_section_metrics_match_hand_computed_values(tmp_path: Path) -> None:
         {"n": 1, "recall@1": 0.0, "recall@3": 1.0, "recall@5": 1.0, "mrr@10": 0.5, "paragraph_hit@3": 1.0})
     assert report["retrieval"]["follow-ups, question alone"]["recall@1"] == 1.0
     assert report["answers"]["first turns"] == pytest.approx(
-        {"answerable": 2, "cites_gold": 0.5, "citation_precision": 1 / 3, "refused_answerable": 0.0,
-         "unanswerable": 2, "refused_unanswerable": 0.5})
+        {"answerable": 2, "cites_gold": 0.5, "cites_gold_or_also": 1.0, "citation_precision": 1 / 3,
+         "refused_answerable": 0.0, "unanswerable": 2, "refused_unanswerable": 0.5})
     assert report["answers"]["follow-ups"]["refused_answerable"] == 1.0
     assert report["answers"]["all"]["answerable"] == 3
     lines = [json.loads(x) for x in (tmp_path / "out.jsonl").read_text().splitlines()]
     assert lines[0]["citations"][0]["where"] == "273.5(b)(5)(i)" and lines[0]["citations"][0]["correct"] is True
     assert lines[1]["section_rank"] == 4 and lines[3]["section_rank"] is None
+    assert lines[1]["citations"][0]["correct"] is False and lines[1]["citations"][0]["correct_or_also"] is True
+
+
+def test_also_places_are_read_from_the_note() -> None:
+    assert also_answering("also: 273.3(a)") == (("273.3", ("a",)),)
+    assert also_answering("topic change; also: 273.7(a)(4)") == (("273.7", ("a", "4")),)
+    # free text after the place, a section alone, a second place
+    assert also_answering("also: 273.1(b)(7)(ii). The regulation text names California.") == (
+        ("273.1", ("b", "7", "ii")),)
+    assert also_answering("also: 273.26 and 273.27(a)") == (("273.26", ()), ("273.27", ("a",)))
+    # no "also:", or nothing that reads as a place: none (never an error: a note is free text)
+    assert also_answering("why: a local phone number") == ()
+    assert also_answering("also: 273.2(notapath)") == ()
+    gold = SectionGold.of({"qid": "q", "gold_section": "273.2", "gold_paths": ["(f)(1)(vi)"], "answerable": True,
+                           "note": "also: 273.3(a)"})
+    assert gold.correct_or_also(_cite("273.3", "(a)(1)", 1)) and not gold.correct(_cite("273.3", "(a)(1)", 1))
+    assert gold.correct_or_also(_cite("273.2", "(f)(1)(vi)", 2))
+    assert not gold.correct_or_also(_cite("273.3", "(b)", 3))
 
 
 def test_section_gold_is_checked() -> None:
