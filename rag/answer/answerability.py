@@ -93,6 +93,35 @@ _STATE_FIGURE = re.compile(r"\bhow (?:much|many)\b|\$|%|\bpercent\b|\b(?:what(?:
                            r"(?:[\w-]+\s+){0,3}?(?:amounts?|limits?|max\w*|allotments?|allowances?|sua|standards?|"
                            r"deductions?|figures?|rates?|caps?|guidelines|cutoffs?|cut-offs?|thresholds?|numbers?)\b",
                            re.I)
+# A state's own choice among the options the federal rules give it ("does michigan give seniors 24 month certs",
+# "is NC on simplified reporting", "which texas counties are abawd waived"): the rules list the options, not which
+# one a state took. The state is the one that decides (the subject of the question), not where the client lives
+# ("a client in ohio"), so no figure needs to be asked. Postal codes count only in capitals, and not those that
+# are also words or names ("IN", "OR", "ME", "OK", "HI", "OH", "ID", "AL", "MA", "LA" as in LA county).
+_STATE_CODES = {"AL": "alabama", "AK": "alaska", "AZ": "arizona", "AR": "arkansas", "CA": "california",
+                "CO": "colorado", "CT": "connecticut", "DE": "delaware", "FL": "florida", "GA": "georgia",
+                "HI": "hawaii", "ID": "idaho", "IL": "illinois", "IN": "indiana", "IA": "iowa", "KS": "kansas",
+                "KY": "kentucky", "LA": "louisiana", "ME": "maine", "MD": "maryland", "MA": "massachusetts",
+                "MI": "michigan", "MN": "minnesota", "MS": "mississippi", "MO": "missouri", "MT": "montana",
+                "NE": "nebraska", "NV": "nevada", "NH": "new hampshire", "NJ": "new jersey", "NM": "new mexico",
+                "NY": "new york", "NC": "north carolina", "ND": "north dakota", "OH": "ohio", "OK": "oklahoma",
+                "OR": "oregon", "PA": "pennsylvania", "RI": "rhode island", "SC": "south carolina",
+                "SD": "south dakota", "TN": "tennessee", "TX": "texas", "UT": "utah", "VT": "vermont",
+                "VA": "virginia", "WA": "washington", "WV": "west virginia", "WI": "wisconsin", "WY": "wyoming",
+                "PR": "puerto rico", "DC": "district of columbia"}
+_CODES = "|".join(c for c in _STATE_CODES if c not in {"IN", "OR", "ME", "OK", "HI", "OH", "ID", "AL", "MA", "LA"})
+# Only with a verb of choosing: "does texas count a 401k as a resource" asks the federal rule, which the state
+# applies.
+_CHOOSES = (r"(?i:do|does|doing|give|gives|use|uses|using|offer|offers|offering|put|puts|have|has|waive|waives|"
+            r"let|lets|allow|allows|opt|opted|choose|chose|run|runs|pay|pays|provide|provides|certify|certifies|"
+            r"follow|follows|participate|participates|make|makes|still|currently|already|even)")
+_STATE_DECIDES = re.compile(
+    rf"\b(?i:does|do|did|will|would|has|have)\s+(?:(?i:the state of)\s+)?(?:(?i:{_STATE_NAMES})|({_CODES}))\s+"
+    rf"{_CHOOSES}\b"
+    rf"|\b(?i:is|are)\s+(?:(?i:the state of)\s+)?(?:(?i:{_STATE_NAMES})|({_CODES}))\s+"
+    rf"(?i:on|doing|using|offering|still|currently|waived|participating|one of|part of)\b"
+    rf"|\b(?i:which)\s+(?i:{_STATE_NAMES})\s+(?i:count(?:y|ies)|areas?|parish(?:es)?|cities|city|regions?)\b"
+    rf"|\b(?i:{_STATE_NAMES})(?:'s|s')?\s+(?i:own\s+)?(?i:polic(?:y|ies)|rules?|options?|waivers?)\b")
 _NEAR = r".{0,300}?"  # how close a year must stand to a dollar figure to be that figure's year
 _YEAR = re.compile(r"\b(?:fy|fiscal year)\s?(20)?(\d\d)\b|\b(20\d\d)\b", re.I)
 
@@ -228,6 +257,15 @@ def unanswerable_reason(question: str, hits: list[SearchHit]) -> str | None:
         name = re.compile(rf"\b{re.escape(named)}\b", re.I)
         if not any(name.search(t) for t in texts):
             return f"asks for {named.title()}'s own figure, which the best sections do not give"
+    decides = _STATE_DECIDES.search(question)
+    if decides:
+        found = next(group for group in decides.groups() if group)
+        named = _STATE_CODES.get(found, found.lower())
+        code = next((c for c, n in _STATE_CODES.items() if n == named), "")
+        # the state named in a section, in full or by its postal code in capitals
+        name = re.compile(rf"\b(?i:{re.escape(named)})\b" + (rf"|\b{code}\b" if code else ""))
+        if not any(name.search(t) for t in texts):
+            return f"asks what {named.title()} chose, which the best sections do not say"
     # "the snap office" names where, not which program: "sign up for medicare at the snap office"
     asked = programs_asked_into(_AT_THE_OFFICE.sub(" ", question))
     if not asked:  # the sections' program matters only then (and costs ~1 ms)

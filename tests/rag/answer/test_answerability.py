@@ -215,6 +215,12 @@ SNAP_RULES = [hit("A SNAP household must apply at the SNAP office. SNAP benefits
     ("how does she get a birth certificate from the dmv", "asks about ID documents"),
     ("how does she claim the eitc", "asks about tax credits"),
     ("what is the average snap benefit in our county", "statistics"),
+    # session 15: a state's own choice among the federal options (in other words than the read probes' misses)
+    ("does georgia let elderly households stay certified for 2 years", "what Georgia chose"),
+    ("is arizona doing simplified reporting for everyone", "what Arizona chose"),
+    ("does WA still waive the asset test", "what Washington chose"),
+    ("which ohio counties have the time limit waived", "what Ohio chose"),
+    ("what is kentucky's policy on e&t for abawds", "what Kentucky chose"),
 ])
 def test_questions_for_facts_the_sections_do_not_hold_have_no_evidence(question: str, why: str) -> None:
     reason = unanswerable_reason(question, SNAP_RULES)
@@ -254,6 +260,10 @@ def test_questions_for_facts_the_sections_do_not_hold_have_no_evidence(question:
     "she uploaded her paystubs late, does the county have to wait",  # told of an upload, no trouble with a site
     "does her ebt balance count as a resource",  # a rule about the balance, not what it is
     "does a 401k count toward the limit in california",  # a state named, no figure asked for
+    "client in texas is 19 and in college, can she get snap",  # where the client lives, not what the state chose
+    "she moved from ohio, does she have to reapply here",
+    "IS IN SCHOOL FULL TIME, DOES HE STILL QUALIFY",  # capitals: "IN" is a word, not Indiana
+    "does LA county need her pay stubs",  # LA as in Los Angeles: not read as Louisiana
     # people "eligible for snap" (the rules' own question), not an item bought with it
     "is a green card holder eligible for snap?",
     "is she still eligible for food stamps if she quits her job",
@@ -330,6 +340,10 @@ def test_a_knowledge_base_that_holds_the_fact_still_answers() -> None:
     assert unanswerable_reason("she got locked out of her account on the benefits portal", portal) is None
     state = [hit("New Jersey's standard utility allowance is $785 a month.", title="NJ SNAP figures")]
     assert unanswerable_reason("what is the SUA for new jersey", state) is None
+    # a state manual that says what the state chose answers, named in full or by its postal code
+    choice = [hit("NY SNAP households are on simplified reporting with a six-month report.", title="NY manual")]
+    assert unanswerable_reason("does new york put households on simplified reporting", choice) is None
+    assert unanswerable_reason("does NY put households on simplified reporting", choice) is None
     email = [hit("Email the Lake County caseworkers at snap@lakecounty.example.gov.", title="Contact")]
     assert unanswerable_reason("what's the email address for the caseworkers at our dss", email) is None
     # a year in the rules that stands by no dollar figure is not that year's figure
