@@ -259,8 +259,8 @@ def unanswerable_reason(question: str, hits: list[SearchHit]) -> str | None:
             return f"asks for {named.title()}'s own figure, which the best sections do not give"
     decides = _STATE_DECIDES.search(question)
     if decides:
-        found = next(group for group in decides.groups() if group)
-        named = _STATE_CODES.get(found, found.lower())
+        said = next(group for group in decides.groups() if group)
+        named = _STATE_CODES.get(said, said.lower())
         code = next((c for c, n in _STATE_CODES.items() if n == named), "")
         # the state named in a section, in full or by its postal code in capitals
         name = re.compile(rf"\b(?i:{re.escape(named)})\b" + (rf"|\b{code}\b" if code else ""))
