@@ -7,8 +7,9 @@ the offline answerer would quote that loosely related paragraph. Each check belo
 question needs and looks for it in the best sections: a phone number needs digits shaped like one, office hours a
 clock time, this year's figure the year itself; a knowledge base that holds them (a county's contact page) still
 answers. The checks name kinds of fact, not questions: an office's contact details or schedule, a state's own
-figures, what the card can buy or why it was refused at the till, one client's case, another program's door and
-limits, how another program counts SNAP, what benefits mean for a green card.
+figures and its own choices among the federal options, what the card can buy or why it was refused at the till,
+one client's case, another program's door and limits, how another program counts SNAP, what benefits mean for a
+green card.
 Used by rag.answer.evidence; no language model.
 """
 
