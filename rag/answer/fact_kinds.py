@@ -52,6 +52,9 @@ NEEDS = (
                     r"talk to|ask) (?:at|in) "
                     r"(?:the |our |her |his )?(?:county|office|dss|hhs|dhs|hra|agency|state)\b|"
                     r"\bdirect (?:line|number)\b|"
+                    # "do u have that number", "do you have their fax" (not "the number of people")
+                    r"\bdo\s+(?:u|you|ya|we)\s+have\s+(?:that|the|their|a|her|his|its)\s+"
+                    r"(?:(?:phone|fax|direct|contact)\s+)?(?:number|#|fax|e-?mail|address)\b(?!\s+of\b)|"
                     # "the number for the food stamp office", "the email for the caseworkers", "mailing address"
                     r"\b(?:number|e-?mail(?: address)?|address)\s+(?:for|of|to)\s+(?:the\s+|her\s+|his\s+|their\s+|"
                     r"our\s+|my\s+)?(?:[\w-]+\s+){0,3}?(?:office|caseworkers?|workers?|agency|department|dss|hhs|"
@@ -60,7 +63,8 @@ NEEDS = (
                     r"\b(?:address|where)\s+(?:\w+\s+){0,3}?(?:mail|send|fax|"
                     r"drop off|turn in)\b(?:\s+\w+){0,6}?\s+(?:in|to|at)\s+(?:the\s+)?(?:[\w-]+\s+){1,2}?"
                     r"(?:county|parish|borough|district)\b", re.I),
-         re.compile(r"\(?\b\d{3}\)?[\s.-]\d{3}[\s.-]\d{4}\b|\b1-8\d\d\b|\b[\w.+-]+@[\w-]+\.[\w.]+\b|"
+         # spaced too ("1 - 800 - 325 - 0778", as some extracted pages have it)
+         re.compile(r"\(?\b\d{3}\)?\s?[\s.-]\s?\d{3}\s?[\s.-]\s?\d{4}\b|\b1\s?-\s?8\d\d\b|\b[\w.+-]+@[\w-]+\.[\w.]+\b|"
                     r"\b\d{1,5} [A-Z][a-z]+ (?:St|Street|Ave|Avenue|Road|Rd|Blvd|Drive|Dr)\b"),
          duty_is_a_rule=True),
     Need("opening hours",

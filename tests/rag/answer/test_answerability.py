@@ -215,6 +215,10 @@ SNAP_RULES = [hit("A SNAP household must apply at the SNAP office. SNAP benefits
     ("how does she get a birth certificate from the dmv", "asks about ID documents"),
     ("how does she claim the eitc", "asks about tax credits"),
     ("what is the average snap benefit in our county", "statistics"),
+    # session 15: asked for while telling of the client's own errand, or as "do you have that number"
+    ("she has to send her paystubs today, whats the fax number for the county office", "contact details"),
+    ("client needs to drop off her forms, do you have their address", "contact details"),
+    ("she wants to call the hearing office, do u have the number", "contact details"),
     # session 15: a state's own choice among the federal options (in other words than the read probes' misses)
     ("does georgia let elderly households stay certified for 2 years", "what Georgia chose"),
     ("is arizona doing simplified reporting for everyone", "what Arizona chose"),
@@ -263,6 +267,7 @@ def test_questions_for_facts_the_sections_do_not_hold_have_no_evidence(question:
     "client in texas is 19 and in college, can she get snap",  # where the client lives, not what the state chose
     "she moved from ohio, does she have to reapply here",
     "IS IN SCHOOL FULL TIME, DOES HE STILL QUALIFY",  # capitals: "IN" is a word, not Indiana
+    "do we have the number of people in the household right",  # a count, not a phone number
     "does LA county need her pay stubs",  # LA as in Los Angeles: not read as Louisiana
     # people "eligible for snap" (the rules' own question), not an item bought with it
     "is a green card holder eligible for snap?",
@@ -344,6 +349,10 @@ def test_a_knowledge_base_that_holds_the_fact_still_answers() -> None:
     choice = [hit("NY SNAP households are on simplified reporting with a six-month report.", title="NY manual")]
     assert unanswerable_reason("does new york put households on simplified reporting", choice) is None
     assert unanswerable_reason("does NY put households on simplified reporting", choice) is None
+    # a number as some extracted pages space it
+    tty = [hit("If you are deaf or hard of hearing, call our toll-free TTY number, 1 - 800 - 325 - 0778.",
+               title="Apply for a child")]
+    assert unanswerable_reason("what if I'm hard of hearing? do you have a number for that?", tty) is None
     email = [hit("Email the Lake County caseworkers at snap@lakecounty.example.gov.", title="Contact")]
     assert unanswerable_reason("what's the email address for the caseworkers at our dss", email) is None
     # a year in the rules that stands by no dollar figure is not that year's figure
