@@ -142,7 +142,10 @@ NEEDS = (
                     r"(?:used|use|spent|spend|touched)\s+(?:her\s+|his\s+|their\s+|the\s+)?"
                     r"(?:snap|benefits|ebt|food stamps)\b"
                     r"(?:\s+\w+){0,6}?\s+(?:go away|goes away|expire|expires|disappear|disappears|lose|taken)\b"
-                    # where the card is taken ("does her Ohio EBT card work at Florida stores")
+                    # where the card is taken ("does her Ohio EBT card work at Florida stores", "does the market
+                    # accept ebt"); not an office accepting "snap applications"
+                    r"|\b(?:accept|accepts|accepted|take|takes)\s+(?:ebt|snap|food stamps?)\b(?!\s+(?:applications?|"
+                    r"apps?|cases?|clients?|households?|recipients?|away|off|back|benefits away))"
                     r"|\bcards?\s+(?:still\s+)?(?:works?|be accepted|accepted)\s+(?:at|in)\s+(?:\w+\s+){0,2}?"
                     r"(?:stores?|retailers?|markets?)\b"
                     # a card refused at the till, the balance on it, ordering online with it
@@ -164,6 +167,9 @@ NEEDS = (
                     r"put on|added to|go on|goes on|come on|land on)\b))"
                     # skimming, cloning and draining happen to benefit cards, whatever the question calls them
                     r"|\bcards?\s+(?:was\s+|got\s+|is\s+|has been\s+)?(?:skimmed|cloned|drained)\b"
+                    r"|\bbenefits?\s+(?:was\s+|were\s+|got\s+|have been\s+|has been\s+)?(?:skimmed|cloned)\b"
+                    r"|\bskimm(?:ing|ers?)\b|\bskimmed\s+(?:her\s+|his\s+|their\s+|the\s+|my\s+)?(?:snap|ebt|benefits?|"
+                    r"cards?|food stamps)\b"  # not "she skimmed the letter"
                     r"|\bused\s+(?:her|his|their|my|the)\s+(?:ebt\s+|snap\s+)?card\s+without\b", re.I | re.S),
          re.compile(r"\breplace(?:ment)?\s+(?:\w+\s+){0,4}(?:ebt\s+)?cards?\b|\bcards?\s+(?:\w+\s+){0,4}replaced\b|"
                     r"\bissuance (?:schedule|calendar)\b|\b(?:benefits|snap)\s+(?:are|is)\s+(?:deposited|loaded)\b|"
@@ -173,7 +179,7 @@ NEEDS = (
     # for an item other than food itself ("use her ebt card to buy food for her" asks who may shop).
     Need("what the benefits can buy",
          re.compile(r"\b(?:buy|purchase|pay for)\s+(?!(?:(?:her|his|their|the|my|some)\s+)?(?:food|groceries|"
-                    r"meals?)\b)(?:[\w'-]+\s+){0,4}?(?:with|using|on)\s+"
+                    r"meals?)\b)(?:[\w'-]+\s+){0,4}?(?:with\s+|w/\s*|using\s+|on\s+)"
                     r"(?:her\s+|his\s+|their\s+|my\s+|the\s+)?(?:snap|ebt|food stamps?)\b|"
                     r"\b(?:snap|ebt|food stamps?)(?:\s+cards?|\s+benefits)?\s+(?:be\s+)?(?:used|use|spent|spend)\s+"
                     r"(?:to buy|to purchase|to pay for|for|on)\s+"
@@ -205,8 +211,12 @@ NEEDS = (
                     r"username|user name|login)\b|\blocked out\b|\baccount (?:is |got |was )?locked\b|"
                     r"\b(?:can'?t|cannot|unable to|won'?t let (?:her|him|them|me))\s+(?:log|sign) ?in(?:to)?\b|"
                     r"\b(?:can'?t|cannot|unable to|how (?:do|does|can) (?:i|she|he|they))\s+upload\b|"
-                    r"\bupload\w*\b(?:\s+\w+){0,4}?\s+(?:to|on|into|through|in)\s+(?:the\s+)?(?:[\w-]+\s+)?(?:app|portal|"
-                    r"website|site)\b", re.I),
+                    r"\bupload\w*\b(?:\s+\w+){0,4}?\s+(?:to|on|into|through|in)\s+(?:the\s+)?(?:[\w-]+\s+){0,2}?(?:app|"
+                    r"portal|website|site)\b|"
+                    # a button or page that does not work ("the upload button is greyed out", "the app keeps crashing")
+                    r"\b(?:button|link|page|app|portal|website|site)\s+(?:\w+\s+){0,2}?(?:greyed|grayed)\s+out\b|"
+                    r"\b(?:app|portal|website|site)\s+(?:\w+\s+){0,2}?(?:keeps\s+crashing|won'?t\s+load|"
+                    r"isn'?t\s+loading|not\s+loading|freezes|keeps\s+freezing)\b", re.I),
          # a page on the website itself ("reset your password", "log in to"), not the rules' electronic signatures
          re.compile(r"\b(?:reset|forgot|forgotten|change|recover)\w*\s+(?:[\w']+\s+){0,3}?(?:password|username)\b|"
                     r"\b(?:password|username)\s+(?:\w+\s+){0,3}?(?:reset|recovery)\b|\blocked out\b|"

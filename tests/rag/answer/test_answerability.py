@@ -219,6 +219,14 @@ SNAP_RULES = [hit("A SNAP household must apply at the SNAP office. SNAP benefits
     ("she has to send her paystubs today, whats the fax number for the county office", "contact details"),
     ("client needs to drop off her forms, do you have their address", "contact details"),
     ("she wants to call the hearing office, do u have the number", "contact details"),
+    # session 15: navigators' shorthand for kinds already checked (in other words than the read probes' misses)
+    ("can he buy a birthday cake w/ his snap", "what the benefits can buy"),
+    ("does the corner store take ebt", "EBT card logistics"),
+    ("somebody skimmed her snap at the gas station, what now", "EBT card logistics"),
+    ("all her benefits were cloned and spent in another state", "EBT card logistics"),
+    ("the submit button on the benefits portal is grayed out", "an online account's logistics"),
+    ("the state app keeps crashing when she uploads her lease", "an online account's logistics"),
+    ("she tried to upload her id to the county benefits website but it fails", "an online account's logistics"),
     # session 15: a state's own choice among the federal options (in other words than the read probes' misses)
     ("does georgia let elderly households stay certified for 2 years", "what Georgia chose"),
     ("is arizona doing simplified reporting for everyone", "what Arizona chose"),
@@ -268,6 +276,10 @@ def test_questions_for_facts_the_sections_do_not_hold_have_no_evidence(question:
     "she moved from ohio, does she have to reapply here",
     "IS IN SCHOOL FULL TIME, DOES HE STILL QUALIFY",  # capitals: "IN" is a word, not Indiana
     "do we have the number of people in the household right",  # a count, not a phone number
+    "does the county accept snap applications by fax",  # an office taking applications, not a store the card
+    "can they take snap away if she misses the interview",  # taking benefits away, not a store taking the card
+    "can she buy groceries w/ snap at a farm stand",  # food itself: the rules' question of who shops where
+    "she skimmed the notice and missed the interview date, can she reschedule",  # read quickly, not card fraud
     "does LA county need her pay stubs",  # LA as in Los Angeles: not read as Louisiana
     # people "eligible for snap" (the rules' own question), not an item bought with it
     "is a green card holder eligible for snap?",
