@@ -198,6 +198,8 @@ def programs_in(text: str) -> set[str]:
 # situation ("mom gets TANF, is the household categorically eligible?" asks about SNAP). Read in a window on each
 # side of each mention, so a long question costs one pass per program.
 _BEFORE = re.compile(rf"(?:{_ACCESS}|\b(?:wants?|needs?|looking (?:for|into)|interested in|"
+                     # the program's own decision contested ("how does she appeal the TANF decision")
+                     rf"appeal|appealing|fight|contest|dispute|"
                      rf"how much(?: (?:is|are|does|will|would))?))(?:\W+[\w'$]+){{0,4}}?\W+$", re.I)
 _AFTER = re.compile(r"(?:\W+[\w']+){0,2}?\W+(?:application|app|eligibility|waitlist|wait list|claims?|deliver\w*)\b|"
                     r"\s+income (?:limits?|cutoffs?|guidelines)\b|"
@@ -209,7 +211,13 @@ _AFTER = re.compile(r"(?:\W+[\w']+){0,2}?\W+(?:application|app|eligibility|waitl
                     r"\s+(?:make|makes|require|requires)\s+(?:her|him|them|you|people|parents)\b|"
                     r"\s+(?:can|could|will|would)\s+(?:she|he|they|i|we)\s+get\b|"
                     # how it works ("how do the double up food bucks work")
-                    r"\s+works?\s*(?:\?|$|at\b|for\b)", re.I)
+                    r"\s+works?\s*(?:\?|$|at\b|for\b)|"
+                    # its own payments, decisions and sanctions: when they come, how long they last ("the summer ebt
+                    # money will come", "his ssdi back pay going to hit", "how long does the tanf sanction last")
+                    r"\s+(?:money|payments?|checks?|back ?pay|decisions?|sanctions?|deposits?)\b(?:\s+[\w']+){0,6}?\s+"
+                    r"(?:come|comes|arrive|arrives|hit|hits|land|lands|be deposited|last|lasts|end|ends)\b|"
+                    # getting it without applying ("can her kids get free school lunch automatically")
+                    r"\s+automatic(?:ally)?\b", re.I)
 WINDOW = 80  # characters either side of a program's name
 MENTIONS_READ = 5  # a question names a program a few times; a hostile one thousands
 

@@ -227,6 +227,11 @@ SNAP_RULES = [hit("A SNAP household must apply at the SNAP office. SNAP benefits
     ("the submit button on the benefits portal is grayed out", "an online account's logistics"),
     ("the state app keeps crashing when she uploads her lease", "an online account's logistics"),
     ("she tried to upload her id to the county benefits website but it fails", "an online account's logistics"),
+    # session 15: another program's own payments, sanctions and decisions, and getting it without applying
+    ("when does her ssi check come this month", "asks about SSI"),
+    ("how long will the tanf sanction last if she keeps missing", "asks about TANF"),
+    ("she wants to fight the medicaid denial, how", "asks about Medicaid"),
+    ("does her son get medicaid automatically if she's on snap", "asks about Medicaid"),
     # session 15: a state's own choice among the federal options (in other words than the read probes' misses)
     ("does georgia let elderly households stay certified for 2 years", "what Georgia chose"),
     ("is arizona doing simplified reporting for everyone", "what Arizona chose"),
@@ -276,6 +281,10 @@ def test_questions_for_facts_the_sections_do_not_hold_have_no_evidence(question:
     "she moved from ohio, does she have to reapply here",
     "IS IN SCHOOL FULL TIME, DOES HE STILL QUALIFY",  # capitals: "IN" is a word, not Indiana
     "do we have the number of people in the household right",  # a count, not a phone number
+    # another program as the client's situation: SNAP's own rule is asked
+    "client got sanctioned by tanf for not following their rules, can snap sanction her for the same thing",
+    "she gets tanf, is she automatically eligible for snap",
+    "her ssi check comes on the 1st, does it count as income for snap",
     "does the county accept snap applications by fax",  # an office taking applications, not a store the card
     "can they take snap away if she misses the interview",  # taking benefits away, not a store taking the card
     "can she buy groceries w/ snap at a farm stand",  # food itself: the rules' question of who shops where
