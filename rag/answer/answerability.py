@@ -173,7 +173,7 @@ PROGRAMS: dict[str, re.Pattern[str]] = {
                      r"\bveterans? (?:affairs|disability|pension)\b", re.I),
 }
 # The words that ask for a way into a program (read before its name by _BEFORE below).
-_ACCESS = (r"\b(?:apply|applying|application|sign(?:ed|ing|s)? up|enroll|qualif\w*|eligib\w*|waitlist|"
+_ACCESS = (r"\b(?:apply|applying|application|sign(?:ed|ing|s)? up|enroll|qualif\w*|eligib\w*|waitlist|waiting list|"
            r"wait list|how much\b(?:\W+\w+){0,10}?\W+will|get (?:on|into)|need(?:s|ed)? (?:for|to get)|"
            r"deliver\w*|file (?:for|a claim)|file\s+(?:\w+\s+){0,3}?claims?|"
            r"sign(?:ing)?\s+(?:\w+\s+){0,3}?up|"
@@ -201,7 +201,8 @@ _BEFORE = re.compile(rf"(?:{_ACCESS}|\b(?:wants?|needs?|looking (?:for|into)|int
                      # the program's own decision contested ("how does she appeal the TANF decision")
                      rf"appeal|appealing|fight|contest|dispute|"
                      rf"how much(?: (?:is|are|does|will|would))?))(?:\W+[\w'$]+){{0,4}}?\W+$", re.I)
-_AFTER = re.compile(r"(?:\W+[\w']+){0,2}?\W+(?:application|app|eligibility|waitlist|wait list|claims?|deliver\w*)\b|"
+_AFTER = re.compile(r"(?:\W+[\w']+){0,2}?\W+(?:application|app|eligibility|waitlist|wait list|waiting list|claims?|"
+                    r"deliver\w*)\b|"
                     r"\s+income (?:limits?|cutoffs?|guidelines)\b|"
                     # the way in, asked in the same sentence ("lifeline bc she's on snap? how does she sign up" asks
                     # into Lifeline, not SNAP)

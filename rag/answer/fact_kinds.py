@@ -267,6 +267,11 @@ NEEDS = (
                     # used"), what a hearing decided, what is on the case ("is there an overpayment claim on his case")
                     rf"^\W*when\s+(?:is|was)\s+{_OWNER}\s+(?:next\s+)?(?:recert\w*|renewal|"
                     r"interview|appointment|hearing)\s+(?:due|scheduled|set)\b(?![^?]{0,80}?\bif\b)|"
+                    # who is on her record ("is her daughter listed as the authorized rep on her case")
+                    r"\bis\s+(?:her|his|their|my clients?'?s?)\s+[\w-]+\s+(?:already\s+|still\s+)?(?:listed|named|"
+                    r"added|on file)\s+(?:as|on)\b|"
+                    r"\bhow many of (?:his|her|their) (?:[\w-]+\s+){0,3}?months\s+(?:he'?s|she'?s|hes|shes|they'?ve|"
+                    r"theyve|has|have)\s+(?:already\s+)?(?:used|burned|burnt|had|gotten|got)\b|"
                     r"\bhow many\s+(?:[\w-]+\s+){0,3}?months\s+(?:has|have|did)\s+(?:he|she|they|(?:my|the) client)\s+"
                     r"(?:already\s+)?(?:used|had|gotten|received|burned|burnt|got)\b|"
                     r"\bwhat did\s+(?:the|her|his|their)\s+(?:hearing officer|judge|alj|worker|caseworker|county|state|"

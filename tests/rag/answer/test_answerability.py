@@ -232,6 +232,10 @@ SNAP_RULES = [hit("A SNAP household must apply at the SNAP office. SNAP benefits
     ("how long will the tanf sanction last if she keeps missing", "asks about TANF"),
     ("she wants to fight the medicaid denial, how", "asks about Medicaid"),
     ("does her son get medicaid automatically if she's on snap", "asks about Medicaid"),
+    # session 15: one client's record, and another program's waiting list
+    ("is his sister still listed as the payee on his case", "a case lookup"),
+    ("how many of her 3 months shes already used up", "a case lookup"),
+    ("is she high up on the section 8 waiting list yet", "asks about housing"),
     # session 15: a state's own choice among the federal options (in other words than the read probes' misses)
     ("does georgia let elderly households stay certified for 2 years", "what Georgia chose"),
     ("is arizona doing simplified reporting for everyone", "what Arizona chose"),
@@ -281,6 +285,8 @@ def test_questions_for_facts_the_sections_do_not_hold_have_no_evidence(question:
     "she moved from ohio, does she have to reapply here",
     "IS IN SCHOOL FULL TIME, DOES HE STILL QUALIFY",  # capitals: "IN" is a word, not Indiana
     "do we have the number of people in the household right",  # a count, not a phone number
+    "who can be listed as her authorized representative",  # the rule, not her record
+    "how many months can an abawd get snap without working",  # the rule, not his count
     # another program as the client's situation: SNAP's own rule is asked
     "client got sanctioned by tanf for not following their rules, can snap sanction her for the same thing",
     "she gets tanf, is she automatically eligible for snap",
