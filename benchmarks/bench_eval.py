@@ -581,6 +581,30 @@ unanswerable questions: expect the hidden set to land lower than 1.000.
   shipped. Also tried and not kept: the glossary's policy terms replacing, in the lexical search, the navigator's
   phrase they matched instead of being added to it (section R@3 0.910 -> 0.895, hit@3 0.662 -> 0.665, cites 222 ->
   222).
+- Session 15, the gate (`rag/answer/answerability.py`, `rag/answer/fact_kinds.py`), five rounds written from the
+  read sets' misses as kinds, each tested in other words: a state's own choice among the federal options ("does
+  michigan give seniors 24 month certs", "is NC on simplified reporting"), only with a verb of choosing, so "does
+  texas count a 401k" still asks the federal rule (read sets' unanswerable refused 277 -> 281 of 310); the
+  agency's duty ("aren't they supposed to put a number on it?") only with the agency as its subject, so "she has to
+  send paystubs today, whats the fax #" asks for the number, "do you have that number", and a phone number spaced
+  as some extracted pages print it ("1 - 800 - 325 - 0778") counting as held (-> 283; without that last part one
+  doc2dial answer giving a TTY number was refused); navigators' shorthand for kinds already checked ("w/ snap", a
+  store that accepts EBT, skimmed benefits, a greyed-out button, an app that keeps crashing; -> 286); another
+  program's own payments, decisions and sanctions, contesting its decision, getting it automatically (-> 292);
+  one client's record ("is her daughter listed as the authorized rep") and another program's waiting list
+  (-> 293). Answerable questions refused: 8 of 414 on the read sets throughout, unchanged on every unread set;
+  doc2dial 1,791 -> 1,792 of 1,813 answered, R@3 0.803 / 0.920 unchanged. On the sets never read, from the
+  session's first code to its last: probe18 12 -> 13 of 15 unanswerable refused, probe19 12 -> 13, probe20 12 ->
+  13 (written this session by a helper under the same rules and committed before its first run), probe9, 15 and
+  17 unchanged (14 of 20, 11 of 12, 14 of 15): 75 -> 78 of 92 (0.815 -> 0.848), with 15 of 312 answerable refused
+  (0.048) before and after. probe20's retrieval is the hardest of these sets (the helper was asked to include less
+  common paragraphs too): first turns section R@3 0.822, paragraph hit@3 0.444, cite 0.333; all answerable cite
+  0.327 (follow-ups 3 of 10).
+- Session 15, `navibot eval` also reports the set's lenient citation score (README: "paths in `also:` notes may
+  be reported as a separate lenient score"): an answer citing a gold paragraph or a place the question's note
+  names as also answering. cfr273-dev 0.648, the same as the strict score (no answer cites only the other place);
+  the unread sets 0.562 / 0.604 / 0.520 / 0.623 / 0.547 (probe9, 15, 17, 18, 19) against 0.562 / 0.547 / 0.500 /
+  0.623 / 0.509 strict.
 
 
 Paragraph ranking variants measured over all candidate paragraphs (first turns, hit@3, odd / even qids):
