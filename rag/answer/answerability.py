@@ -123,7 +123,7 @@ _CHOOSES = (r"(?i:do|does|doing|give|gives|use|uses|using|offer|offers|offering|
             r"follow|follows|participate|participates|make|makes|still|currently|already|even)")
 _STATE_DECIDES = re.compile(
     rf"\b(?i:does|do|did|will|would|has|have)\s+(?:(?i:the state of)\s+)?(?:(?i:{_STATE_NAMES})|({_CODES}))\s+"
-    rf"{_CHOOSES}\b"
+    rf"{_CHOOSES}\b(?!\s+to\b)"  # "does ohio have to …" asks what the rules require of it
     rf"|\b(?i:is|are)\s+(?:(?i:the state of)\s+)?(?:(?i:{_STATE_NAMES})|({_CODES}))\s+"
     rf"(?i:on|doing|using|offering|still|currently|waived|participating|one of|part of)\b"
     rf"|\b(?i:which)\s+(?i:{_STATE_NAMES})\s+(?i:count(?:y|ies)|areas?|parish(?:es)?|cities|city|regions?)\b"

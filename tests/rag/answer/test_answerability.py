@@ -296,6 +296,7 @@ def test_questions_for_facts_the_sections_do_not_hold_have_no_evidence(question:
     "can she buy groceries w/ snap at a farm stand",  # food itself: the rules' question of who shops where
     "she skimmed the notice and missed the interview date, can she reschedule",  # read quickly, not card fraud
     "does LA county need her pay stubs",  # LA as in Los Angeles: not read as Louisiana
+    "does ohio have to give her a hearing before cutting her off",  # what the rules require of the state
     # people "eligible for snap" (the rules' own question), not an item bought with it
     "is a green card holder eligible for snap?",
     "is she still eligible for food stamps if she quits her job",
