@@ -128,6 +128,12 @@ _STATE_DECIDES = re.compile(
     rf"(?i:on|doing|using|offering|still|currently|waived|participating|one of|part of)\b"
     rf"|\b(?i:which)\s+(?i:{_STATE_NAMES})\s+(?i:count(?:y|ies)|areas?|parish(?:es)?|cities|city|regions?)\b"
     rf"|\b(?i:{_STATE_NAMES})(?:'s|s')?\s+(?i:own\s+)?(?i:polic(?:y|ies)|rules?|options?|waivers?)\b")
+_OWN_STATE = re.compile(r"\b(?:our|my|this)\s+(?:state|county)\b", re.I)
+# an amount asked for ("how much does our state pay", "whats the SUA in our state"), not a concept named ("can our
+# state use a standard utility allowance") nor any number ("she needs a number to meet my state's requirements")
+_OWN_FIGURE = re.compile(r"\bhow (?:much|many)\b|\$|\bin dollars\b|\b(?:what(?:'s| is| are)?|whats|tell me|give me)\s+"
+                         r"(?:the\s+)?(?:[\w-]+\s+){0,3}?(?:amounts?|limits?|max\w*|allotments?|allowances?|sua|"
+                         r"standards?|deductions?|figures?|rates?|caps?|cutoffs?|thresholds?)\b", re.I)
 _NEAR = r".{0,300}?"  # how close a year must stand to a dollar figure to be that figure's year
 _YEAR = re.compile(r"\b(?:fy|fiscal year)\s?(20)?(\d\d)\b|\b(20\d\d)\b", re.I)
 
@@ -272,6 +278,11 @@ def unanswerable_reason(question: str, hits: list[SearchHit]) -> str | None:
         name = re.compile(rf"\b{re.escape(named)}\b", re.I)
         if not any(name.search(t) for t in texts):
             return f"asks for {named.title()}'s own figure, which the best sections do not give"
+    # "our state", "my county" with an amount asked: the navigator's own state's figure, which sections that name no
+    # state at all (federal rules) cannot give; a state's own manual names it and still answers
+    if _OWN_STATE.search(question) and _OWN_FIGURE.search(question) and not any(
+            re.search(rf"\b{_STATE_NAMES}\b", t, re.I) for t in texts):
+        return "asks for the navigator's own state's figure, which the best sections do not give"
     decides = _STATE_DECIDES.search(question)
     if decides:
         said = next(group for group in decides.groups() if group)

@@ -236,6 +236,8 @@ SNAP_RULES = [hit("A SNAP household must apply at the SNAP office. SNAP benefits
     ("is his sister still listed as the payee on his case", "a case lookup"),
     ("how many of her 3 months shes already used up", "a case lookup"),
     ("is she high up on the section 8 waiting list yet", "asks about housing"),
+    ("whats the standard utility allowance in our state", "own state's figure"),
+    ("how much does my county pay for e&t bus passes", "own state's figure"),
     # session 15: a state's own choice among the federal options (in other words than the read probes' misses)
     ("does georgia let elderly households stay certified for 2 years", "what Georgia chose"),
     ("is arizona doing simplified reporting for everyone", "what Arizona chose"),
@@ -297,6 +299,8 @@ def test_questions_for_facts_the_sections_do_not_hold_have_no_evidence(question:
     "she skimmed the notice and missed the interview date, can she reschedule",  # read quickly, not card fraud
     "does LA county need her pay stubs",  # LA as in Los Angeles: not read as Louisiana
     "does ohio have to give her a hearing before cutting her off",  # what the rules require of the state
+    "can our state use a standard utility allowance instead of actual bills",  # no figure asked
+    "what if she needs a number to meet my state's requirements",  # a Social Security number, not an amount
     # people "eligible for snap" (the rules' own question), not an item bought with it
     "is a green card holder eligible for snap?",
     "is she still eligible for food stamps if she quits her job",
@@ -373,6 +377,8 @@ def test_a_knowledge_base_that_holds_the_fact_still_answers() -> None:
     assert unanswerable_reason("she got locked out of her account on the benefits portal", portal) is None
     state = [hit("New Jersey's standard utility allowance is $785 a month.", title="NJ SNAP figures")]
     assert unanswerable_reason("what is the SUA for new jersey", state) is None
+    manual = [hit("In Ohio the standard utility allowance is $540 a month.", title="Ohio SNAP manual")]
+    assert unanswerable_reason("whats the standard utility allowance in our state", manual) is None
     # a state manual that says what the state chose answers, named in full or by its postal code
     choice = [hit("NY SNAP households are on simplified reporting with a six-month report.", title="NY manual")]
     assert unanswerable_reason("does new york put households on simplified reporting", choice) is None
