@@ -592,7 +592,10 @@ unanswerable questions: expect the hidden set to land lower than 1.000.
   store that accepts EBT, skimmed benefits, a greyed-out button, an app that keeps crashing; -> 286); another
   program's own payments, decisions and sanctions, contesting its decision, getting it automatically (-> 292);
   one client's record ("is her daughter listed as the authorized rep") and another program's waiting list
-  (-> 293). Answerable questions refused: 8 of 414 on the read sets throughout, unchanged on every unread set;
+  (-> 293); an amount asked of "our state" or "my county", not answered from sections that name no state (-> 294;
+  "any number" at first, which refused a doc2dial question needing a Social Security number "to meet my state's
+  requirements": now an amount only). Answerable questions refused: 8 of 414 on the read sets throughout, unchanged
+  on every unread set;
   doc2dial 1,791 -> 1,792 of 1,813 answered, R@3 0.803 / 0.920 unchanged. On the sets never read, from the
   session's first code to its last: probe18 12 -> 13 of 15 unanswerable refused, probe19 12 -> 13, probe20 12 ->
   13 (written this session by a helper under the same rules and committed before its first run), probe9, 15 and
