@@ -116,6 +116,8 @@ _STATE_CODES = {"AL": "alabama", "AK": "alaska", "AZ": "arizona", "AR": "arkansa
                 "VA": "virginia", "WA": "washington", "WV": "west virginia", "WI": "wisconsin", "WY": "wyoming",
                 "PR": "puerto rico", "DC": "district of columbia"}
 _CODES = "|".join(c for c in _STATE_CODES if c not in {"IN", "OR", "ME", "OK", "HI", "OH", "ID", "AL", "MA", "LA"})
+_CODE_OF = {name: code for code, name in _STATE_CODES.items()}
+_ANY_STATE = re.compile(rf"\b{_STATE_NAMES}\b", re.I)
 # Only with a verb of choosing: "does texas count a 401k as a resource" asks the federal rule, which the state
 # applies.
 _CHOOSES = (r"(?i:do|does|doing|give|gives|use|uses|using|offer|offers|offering|put|puts|have|has|waive|waives|"
@@ -280,14 +282,13 @@ def unanswerable_reason(question: str, hits: list[SearchHit]) -> str | None:
             return f"asks for {named.title()}'s own figure, which the best sections do not give"
     # "our state", "my county" with an amount asked: the navigator's own state's figure, which sections that name no
     # state at all (federal rules) cannot give; a state's own manual names it and still answers
-    if _OWN_STATE.search(question) and _OWN_FIGURE.search(question) and not any(
-            re.search(rf"\b{_STATE_NAMES}\b", t, re.I) for t in texts):
+    if _OWN_STATE.search(question) and _OWN_FIGURE.search(question) and not any(_ANY_STATE.search(t) for t in texts):
         return "asks for the navigator's own state's figure, which the best sections do not give"
     decides = _STATE_DECIDES.search(question)
     if decides:
         said = next(group for group in decides.groups() if group)
         named = _STATE_CODES.get(said, said.lower())
-        code = next((c for c, n in _STATE_CODES.items() if n == named), "")
+        code = _CODE_OF.get(named, "")
         # the state named in a section, in full or by its postal code in capitals
         name = re.compile(rf"\b(?i:{re.escape(named)})\b" + (rf"|\b{code}\b" if code else ""))
         if not any(name.search(t) for t in texts):

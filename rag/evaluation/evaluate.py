@@ -24,7 +24,7 @@ from rag.search.legal_location import Labels, inside, location, near, parse_path
 
 _WS = re.compile(r"\s+")
 # A place a note names as also answering: "also: 273.3(a)", "also: 273.1(b)(7)(ii). The regulation names ...".
-_ALSO = re.compile(r"\balso:\s*(.*)", re.IGNORECASE | re.DOTALL)
+_ALSO = re.compile(r"\balso:", re.IGNORECASE)
 _REFERENCE = re.compile(r"(\d{3}\.\d+)((?:\([0-9A-Za-z]{1,6}\))*)(?!\()")
 
 
@@ -277,7 +277,7 @@ def also_answering(note: str) -> tuple[tuple[str, Labels], ...]:
     """The places after "also:" in a question's note, as (section, path); free text around them is ignored."""
     found = _ALSO.search(note)
     places: list[tuple[str, Labels]] = []
-    for m in _REFERENCE.finditer(found.group(1)[:500] if found else ""):
+    for m in _REFERENCE.finditer(note[found.end():found.end() + 500] if found else ""):
         try:
             places.append((m.group(1), parse_path(m.group(2)) if m.group(2) else ()))
         except ValueError:  # a note is free text: what does not read as a paragraph path is not a place
