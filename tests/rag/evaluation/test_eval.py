@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -266,6 +267,11 @@ def test_also_places_are_read_from_the_note() -> None:
     # no "also:", or nothing that reads as a place: none (never an error: a note is free text)
     assert also_answering("why: a local phone number") == ()
     assert also_answering("also: 273.2(notapath)") == ()
+    # a hostile note: read from a bounded window after the first "also:", quickly
+    started = time.perf_counter()
+    assert also_answering("also: " + "273.1(a)(" * 50_000) == ()
+    assert 0 < len(also_answering("also: " + "273.1(a) " * 50_000)) <= 500 // len("273.1(a) ") + 1
+    assert time.perf_counter() - started < 0.5
     gold = SectionGold.of({"qid": "q", "gold_section": "273.2", "gold_paths": ["(f)(1)(vi)"], "answerable": True,
                            "note": "also: 273.3(a)"})
     assert gold.correct_or_also(_cite("273.3", "(a)(1)", 1)) and not gold.correct(_cite("273.3", "(a)(1)", 1))
