@@ -94,11 +94,11 @@ _STATE = re.compile(rf"\b(?:in|for|from|of)\s+(?:the state of\s+)?{_STATE_NAMES}
                     # the state as the one that decides: "does pennsylvania do ...", "is north carolina on ..."
                     rf"\b(?:does|do|is|are|has|did|will)\s+(?:the state of\s+)?{_STATE_NAMES}\b", re.I)
 # asked for ("what's the SUA in Ohio", "how much ..."), not named ("does a 401k count toward the limit in Ohio")
+_FIGURE_WORDS = (r"amounts?|limits?|max\w*|allotments?|allowances?|sua|standards?|deductions?|figures?|rates?|caps?|"
+                 r"cutoffs?|thresholds?")
 _STATE_FIGURE = re.compile(r"\bhow (?:much|many)\b|\$|%|\bpercent\b|\b(?:what(?:'s| is| are)?|whats|need|tell me|"
                            r"give me|pls|please)\s+(?:the\s+)?"
-                           r"(?:[\w-]+\s+){0,3}?(?:amounts?|limits?|max\w*|allotments?|allowances?|sua|standards?|"
-                           r"deductions?|figures?|rates?|caps?|guidelines|cutoffs?|cut-offs?|thresholds?|numbers?)\b",
-                           re.I)
+                           rf"(?:[\w-]+\s+){{0,3}}?(?:{_FIGURE_WORDS}|guidelines|cut-offs?|numbers?)\b", re.I)
 # A state's own choice among the options the federal rules give it ("does michigan give seniors 24 month certs",
 # "is NC on simplified reporting", "which texas counties are abawd waived"): the rules list the options, not which
 # one a state took. The state is the one that decides (the subject of the question), not where the client lives
@@ -134,8 +134,7 @@ _OWN_STATE = re.compile(r"\b(?:our|my|this)\s+(?:state|county)\b", re.I)
 # an amount asked for ("how much does our state pay", "whats the SUA in our state"), not a concept named ("can our
 # state use a standard utility allowance") nor any number ("she needs a number to meet my state's requirements")
 _OWN_FIGURE = re.compile(r"\bhow (?:much|many)\b|\$|\bin dollars\b|\b(?:what(?:'s| is| are)?|whats|tell me|give me)\s+"
-                         r"(?:the\s+)?(?:[\w-]+\s+){0,3}?(?:amounts?|limits?|max\w*|allotments?|allowances?|sua|"
-                         r"standards?|deductions?|figures?|rates?|caps?|cutoffs?|thresholds?)\b", re.I)
+                         rf"(?:the\s+)?(?:[\w-]+\s+){{0,3}}?(?:{_FIGURE_WORDS})\b", re.I)
 _NEAR = r".{0,300}?"  # how close a year must stand to a dollar figure to be that figure's year
 _YEAR = re.compile(r"\b(?:fy|fiscal year)\s?(20)?(\d\d)\b|\b(20\d\d)\b", re.I)
 
