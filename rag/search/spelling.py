@@ -10,7 +10,10 @@ words of LONG_WORD letters or more; the nearest first, then the most frequent. T
 typed and stems back to it). A word typed together with the next ("foodstamps") is split where both halves are
 known.
 
-Left alone: every word the vocabulary, the glossary or an English dictionary knows (SymSpell's, shipped in
+A misspelling the glossary itself respells ("recieves" = "receives") is written as the glossary spells it, so that
+its phrases spelt right match too ("child support she receives").
+
+Left alone: every other word the vocabulary, the glossary or an English dictionary knows (SymSpell's, shipped in
 symspellpy: "motel" is a word the regulation lacks, not a typo), function words, words of fewer than MIN_LENGTH
 letters ("tho": too many real words lie one edit apart), words with digits, words with a capital (acronyms and
 names: SNAP, Maria), and anything glued to an address or a hyphen.
@@ -206,6 +209,19 @@ class Lexicon:
                     best = (weight, f"{left} {right}")
         return best[1] if best else None
 
+    def glossary_respelling(self, typed: str) -> str | None:
+        """The glossary's own spelling of a word it respells ("recieves" = "receives"), or None: written before
+        the glossary's phrases are matched, so the phrases spelt right match it too ("child support she
+        receives"). Only a word the speller would correct (lowercase, MIN_LENGTH letters or more: "yr" = "year" is
+        an abbreviation, whose long form matches far more than the navigator meant) that is no English word and
+        that the store never holds, and only onto a word with the same first letter (a synonym such as
+        "cellphone" = "telephone" is no respelling)."""
+        fixed = self.respelled.get(typed)
+        if fixed is None or not _may_correct(typed) or fixed[0] != typed[0] or typed in english_words() \
+                or stem(typed) in self.df:
+            return None
+        return fixed
+
     def correct_word(self, word: str) -> str | None:
         """The correction of one lowercase word the lexicon does not know, or None.
 
@@ -241,6 +257,11 @@ class Lexicon:
         lookups = 0
         for match in _WORD.finditer(text):
             typed = match.group(1)
+            if (respelled := self.glossary_respelling(typed)) is not None:
+                pieces += [text[position:match.start(1)], respelled]
+                position = match.end(1)
+                changes.append((typed, respelled))
+                continue
             if not _may_correct(typed) or match.group().lower().replace("’", "'") in english_words():  # wouldn't
                 continue
             word = typed.lower()

@@ -177,13 +177,31 @@ def test_an_unknown_word_becomes_the_closest_known_word(lexicon: Lexicon, typed:
 
 @pytest.mark.parametrize("word", [
     "vehicles", "households", "incomes",  # their stems are in the vocabulary
-    "recert", "elligible", "seperately",  # glossary words, misspellings the glossary translates included
+    "recert",  # a glossary word (an abbreviation, not a respelling)
     "motel", "closest", "doesnt", "theyre",  # English words the store does not hold, contractions typed without '
     "because", "wondering",  # function words and filler
     "wouldn't", "client’s",  # contractions and possessives
 ])
 def test_a_known_word_is_never_changed(lexicon: Lexicon, word: str) -> None:
     assert not lexicon.correct(f"what about {word} now").changes
+
+
+def test_a_misspelling_the_glossary_respells_is_written_its_way_so_longer_phrases_match() -> None:
+    # "child support she receives" is a glossary phrase: typed "recieves", it matched only the one-word entry
+    lexicon = Lexicon({"receiv": 400, "child": 50}, {"recieves": ["receives"], "elligible": ["eligible"],
+                                                     "celfone": ["telephone"], "yrs": ["years"],
+                                                     "child support she receives": ["support or alimony payments"]})
+    correction = lexicon.correct("the child support she recieves, is she elligible")
+    assert correction.text == "the child support she receives, is she eligible"
+    assert correction.changes == (("recieves", "receives"), ("elligible", "eligible"))
+    # a synonym with another first letter, an abbreviation, a capitalised word: not respellings, left as typed
+    assert not lexicon.correct("her celfone bill for 3 yrs, Recieves").changes
+
+
+def test_a_glossary_respelling_of_a_word_the_store_holds_is_not_applied() -> None:
+    # the store's own word is what its paragraphs say, whatever the glossary thinks of its spelling
+    lexicon = Lexicon({"reciev": 12}, {"recieves": ["receives"]})
+    assert not lexicon.correct("she recieves it").changes
 
 
 @pytest.mark.parametrize("text", [
