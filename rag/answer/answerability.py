@@ -7,9 +7,9 @@ the offline answerer would quote that loosely related paragraph. Each check belo
 question needs and looks for it in the best sections: a phone number needs digits shaped like one, office hours a
 clock time, this year's figure the year itself; a knowledge base that holds them (a county's contact page) still
 answers. The checks name kinds of fact, not questions: an office's contact details or schedule, a state's own
-figures and its own choices among the federal options, what the card can buy or why it was refused at the till,
-one client's case, another program's door and limits, how another program counts SNAP, what benefits mean for a
-green card.
+figures and its own choices among the federal options, a named county's own waiver, what the card can buy or why it
+was refused at the till, one client's case, another program's door, limits, payments and coverage, how another
+program counts SNAP, what benefits mean for a green card.
 Used by rag.answer.evidence; no language model.
 """
 
@@ -130,6 +130,22 @@ _STATE_DECIDES = re.compile(
     rf"(?i:on|doing|using|offering|still|currently|waived|participating|one of|part of)\b"
     rf"|\b(?i:which)\s+(?i:{_STATE_NAMES})\s+(?i:count(?:y|ies)|areas?|parish(?:es)?|cities|city|regions?)\b"
     rf"|\b(?i:{_STATE_NAMES})(?:'s|s')?\s+(?i:own\s+)?(?i:polic(?:y|ies)|rules?|options?|waivers?)\b")
+# A county by its name ("is franklin county covered by an abawd waiver", "fulton co"): whether it is waived is set
+# area by area apart from the rules, which name no county; a county's or state's own page that names it answers.
+_NOT_A_NAME = ("the|our|my|her|his|their|this|that|each|a|an|any|every|same|other|another|which|what|whose|new|home|"
+               "old|one|your|its|different|entire|whole|rural|urban|neighboring|neighbouring|next|local|certain|some|"
+               "many|most|all|per|by|in|of|for|from|to|with|at|on|large|small|big|no|every|single|same")
+_NAMED_COUNTY = re.compile(rf"\b(?!(?:{_NOT_A_NAME})\b)([a-z][a-z'.-]{{1,20}})\s+(?:county|parish|co\b(?!-))", re.I)
+_WAIVED = re.compile(r"\bwaiv(?:er|ers|ed)\b|\bexempt(?:ed)?\s+(?:area|county|counties)\b", re.I)
+MAX_STATES_READ = 20  # state names read per section: a state's own manual names one, the federal rules a few
+
+
+def _names_one_state(text: str) -> bool:
+    """The text names one state or territory (a state's own): not none, not several together."""
+    named = {m.group(0).lower() for m in itertools.islice(_ANY_STATE.finditer(text), MAX_STATES_READ)}
+    return len(named) == 1
+
+
 _OWN_STATE = re.compile(r"\b(?:our|my|this)\s+(?:state|county)\b", re.I)
 # an amount asked for ("how much does our state pay", "whats the SUA in our state"), not a concept named ("can our
 # state use a standard utility allowance") nor any number ("she needs a number to meet my state's requirements")
@@ -223,9 +239,14 @@ _AFTER = re.compile(r"(?:\W+[\w']+){0,2}?\W+(?:application|app|eligibility|waitl
                     # its own payments, decisions and sanctions: when they come, how long they last ("the summer ebt
                     # money will come", "his ssdi back pay going to hit", "how long does the tanf sanction last")
                     r"\s+(?:money|payments?|checks?|back ?pay|decisions?|sanctions?|deposits?)\b(?:\s+[\w']+){0,6}?\s+"
-                    r"(?:come|comes|arrive|arrives|hit|hits|land|lands|be deposited|last|lasts|end|ends)\b|"
+                    r"(?:come|comes|arrive|arrives|hit|hits|land|lands|be deposited|last|lasts|end|ends|go out|"
+                    r"goes out|get sent|gets sent|be sent|sent out|show up|shows up|post|posts|be paid|be issued)\b|"
                     # getting it without applying ("can her kids get free school lunch automatically")
                     r"\s+automatic(?:ally)?\b", re.I)
+# What it covers, asked of it ("does medicaid in her state cover dentures"); not a rule about what it leaves
+# unpaid ("medical costs that medicaid doesn't pay for" count for SNAP's medical deduction).
+_ASKED_OF = re.compile(r"\b(?:does|do|will|would|can|could)\s+(?:(?:the|her|his|their|our|my|state)\s+)?$", re.I)
+_COVERS = re.compile(r"(?:\s+[\w']+){0,3}?\s+(?:cover|covers|pay for|pays for)\b", re.I)
 WINDOW = 80  # characters either side of a program's name
 MENTIONS_READ = 5  # a question names a program a few times; a hostile one thousands
 
@@ -241,8 +262,9 @@ def programs_asked_into(question: str) -> set[str]:
     asked = set()
     for name, pattern in PROGRAMS.items():
         for mention in itertools.islice(pattern.finditer(question), MENTIONS_READ):
-            if (_BEFORE.search(question[max(0, mention.start() - WINDOW):mention.start()])
-                    or _AFTER.match(question, mention.end(), mention.end() + WINDOW)):
+            before = question[max(0, mention.start() - WINDOW):mention.start()]
+            if (_BEFORE.search(before) or _AFTER.match(question, mention.end(), mention.end() + WINDOW)
+                    or (_ASKED_OF.search(before) and _COVERS.match(question, mention.end(), mention.end() + WINDOW))):
                 asked.add(name)
                 break
     return asked
@@ -280,9 +302,16 @@ def unanswerable_reason(question: str, hits: list[SearchHit]) -> str | None:
         if not any(name.search(t) for t in texts):
             return f"asks for {named.title()}'s own figure, which the best sections do not give"
     # "our state", "my county" with an amount asked: the navigator's own state's figure, which sections that name no
-    # state at all (federal rules) cannot give; a state's own manual names it and still answers
-    if _OWN_STATE.search(question) and _OWN_FIGURE.search(question) and not any(_ANY_STATE.search(t) for t in texts):
+    # state (federal rules) or several together (the federal rules' own figures "for Alaska, Hawaii, Guam") cannot
+    # give; a state's own manual names its state and still answers
+    if _OWN_STATE.search(question) and _OWN_FIGURE.search(question) and not any(map(_names_one_state, texts)):
         return "asks for the navigator's own state's figure, which the best sections do not give"
+    county = _NAMED_COUNTY.search(question) if _WAIVED.search(question) else None
+    if county:
+        name = county.group(1)
+        named_there = re.compile(rf"\b{re.escape(name)}\s+(?:county|parish)\b", re.I)
+        if not any(named_there.search(t) for t in texts):
+            return f"asks about {name.title()} County's own waiver, which the best sections do not name"
     decides = _STATE_DECIDES.search(question)
     if decides:
         said = next(group for group in decides.groups() if group)

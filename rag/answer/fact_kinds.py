@@ -60,6 +60,13 @@ NEEDS = (
                     r"our\s+|my\s+)?(?:[\w-]+\s+){0,3}?(?:office|caseworkers?|workers?|agency|department|dss|hhs|"
                     r"dhs|hra|unit)\b|\b(?:what(?:'s| is)|whats|need|give me)\s+(?:\w+\s+){0,3}?mailing address\b|"
                     r"^\W*mailing address\b|"
+                    # a local provider's identity ("who is the e&t provider in her county")
+                    r"\bwho(?:\s+is|'s|s|\s+are)\s+(?:the|our|their|her|his)\s+(?:[\w&/-]+\s+){0,3}?(?:providers?|"
+                    r"contractors?|vendors?|partners?|agency|agencies|organizations?)\s+(?:in|for|near|around|at)\s+"
+                    r"(?:our|my|her|his|their|the|this)\s+(?:county|area|city|town|region|parish)\b|"
+                    r"\b(?:which|what)\s+(?:[\w&/-]+\s+){0,2}?(?:providers?|contractors?|vendors?|agency|agencies|"
+                    r"organizations?|orgs?|nonprofits?)\s+(?:in|near|around|for)\s+(?:our|my|her|his|their|the|this)\s+"
+                    r"(?:county|area|city|town|region|parish)\b|"
                     r"\b(?:address|where)\s+(?:\w+\s+){0,3}?(?:mail|send|fax|"
                     r"drop off|turn in)\b(?:\s+\w+){0,6}?\s+(?:in|to|at)\s+(?:the\s+)?(?:[\w-]+\s+){1,2}?"
                     r"(?:county|parish|borough|district)\b", re.I),
@@ -144,7 +151,10 @@ NEEDS = (
                     r"(?:\s+\w+){0,6}?\s+(?:go away|goes away|expire|expires|disappear|disappears|lose|taken)\b"
                     # where the card is taken ("does her Ohio EBT card work at Florida stores", "does the market
                     # accept ebt"); not an office accepting "snap applications"
-                    r"|\b(?:accept|accepts|accepted|take|takes)\s+(?:ebt|snap|food stamps?)\b(?!\s+(?:applications?|"
+                    # asked ("does the corner store take ebt", "which markets accept snap"), not told of ("the store
+                    # owner (takes ebt) as her rep")
+                    r"|\b(?:does|do|did|will|would|can|could|is|are|where|which|what|any)\b(?:\s+[\w'-]+){0,6}?\s+"
+                    r"(?:accept|accepts|accepted|take|takes)\s+(?:ebt|snap|food stamps?)\b(?!\s+(?:applications?|"
                     r"apps?|cases?|clients?|households?|recipients?|away|off|back|benefits away))"
                     r"|\bcards?\s+(?:still\s+)?(?:works?|be accepted|accepted)\s+(?:at|in)\s+(?:\w+\s+){0,2}?"
                     r"(?:stores?|retailers?|markets?)\b"

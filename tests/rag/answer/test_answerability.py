@@ -244,6 +244,14 @@ SNAP_RULES = [hit("A SNAP household must apply at the SNAP office. SNAP benefits
     ("does WA still waive the asset test", "what Washington chose"),
     ("which ohio counties have the time limit waived", "what Ohio chose"),
     ("what is kentucky's policy on e&t for abawds", "what Kentucky chose"),
+    # session 16, from cfr273_probe21's misses (in other words here): another program's payment going out and
+    # what it covers, a named county's own waiver, a local provider's identity
+    ("when does the heating assistance payment get sent to the gas company", "asks about LIHEAP"),
+    ("does her medicaid plan cover glasses for the kids", "asks about Medicaid"),
+    ("is dekalb county one of the abawd waived areas right now", "Dekalb County's own waiver"),
+    ("does wayne co have a time limit waiver", "Wayne County's own waiver"),
+    ("which nonprofit in her area runs the job search program", "contact details"),
+    ("who's the snap outreach partner for our county", "contact details"),
 ])
 def test_questions_for_facts_the_sections_do_not_hold_have_no_evidence(question: str, why: str) -> None:
     reason = unanswerable_reason(question, SNAP_RULES)
@@ -349,6 +357,12 @@ def test_questions_for_facts_the_sections_do_not_hold_have_no_evidence(question:
     "how much does she owe if the overissuance was the agency's error",  # how a claim is figured
     "client doesnt have a drivers license, what can she use for ID",  # what verifies identity
     "is an overpayment claim against her a reason to deny the application",
+    # session 16: near-misses of its round
+    "the store owner, who takes ebt, wants to be her authorized rep. is that allowed",  # told of, not asked
+    "are bills medicaid won't pay for part of the medical deduction",  # SNAP's deduction
+    "her county has a waiver, does the abawd time limit still apply to her",  # her own county, a rule asked
+    "client moved to fulton county last month, does she have to reapply",  # a county named, no waiver asked
+    "who is the authorized representative for a resident of a treatment center",  # a rule's who, not a provider
 ])
 def test_questions_the_sections_may_answer_are_left_to_coverage(question: str) -> None:
     assert unanswerable_reason(question, SNAP_RULES) is None
@@ -377,6 +391,10 @@ def test_a_knowledge_base_that_holds_the_fact_still_answers() -> None:
     assert unanswerable_reason("she got locked out of her account on the benefits portal", portal) is None
     state = [hit("New Jersey's standard utility allowance is $785 a month.", title="NJ SNAP figures")]
     assert unanswerable_reason("what is the SUA for new jersey", state) is None
+    # the federal rules name several states together for their own figures: not "our state"'s
+    federal = [hit("The income standards for Alaska and Hawaii are higher than those for the 48 contiguous States "
+                   "and the District of Columbia.", n=i) for i in range(3)]
+    assert unanswerable_reason("whats the gross income limit in our state", federal) is not None
     manual = [hit("In Ohio the standard utility allowance is $540 a month.", title="Ohio SNAP manual")]
     assert unanswerable_reason("whats the standard utility allowance in our state", manual) is None
     # a state manual that says what the state chose answers, named in full or by its postal code
@@ -387,6 +405,8 @@ def test_a_knowledge_base_that_holds_the_fact_still_answers() -> None:
     tty = [hit("If you are deaf or hard of hearing, call our toll-free TTY number, 1 - 800 - 325 - 0778.",
                title="Apply for a child")]
     assert unanswerable_reason("what if I'm hard of hearing? do you have a number for that?", tty) is None
+    waivers = [hit("Lake County is waived from the ABAWD time limit through September.", title="Ohio waivers")]
+    assert unanswerable_reason("is lake county covered by an abawd waiver", waivers) is None
     email = [hit("Email the Lake County caseworkers at snap@lakecounty.example.gov.", title="Contact")]
     assert unanswerable_reason("what's the email address for the caseworkers at our dss", email) is None
     # a year in the rules that stands by no dollar figure is not that year's figure
