@@ -308,10 +308,10 @@ def unanswerable_reason(question: str, hits: list[SearchHit]) -> str | None:
         return "asks for the navigator's own state's figure, which the best sections do not give"
     county = _NAMED_COUNTY.search(question) if _WAIVED.search(question) else None
     if county:
-        name = county.group(1)
-        named_there = re.compile(rf"\b{re.escape(name)}\s+(?:county|parish)\b", re.I)
+        county_name = county.group(1)
+        named_there = re.compile(rf"\b{re.escape(county_name)}\s+(?:county|parish)\b", re.I)
         if not any(named_there.search(t) for t in texts):
-            return f"asks about {name.title()} County's own waiver, which the best sections do not name"
+            return f"asks about {county_name.title()} County's own waiver, which the best sections do not name"
     decides = _STATE_DECIDES.search(question)
     if decides:
         said = next(group for group in decides.groups() if group)
