@@ -78,7 +78,8 @@ _CURRENT = re.compile(r"\b(?:this (?:year|yr)|this fiscal year|right now|(?:fy|f
 _ACTUAL = re.compile(r"\b(?:actual|exact|real)\s+(?:dollar\s+)?(?:numbers?|figures?|amounts?)\b", re.I)
 _TABLE = re.compile(r"\b(?:limits?|allotments?|allowances?|deductions?|standards?|sua|max\w*|cutoffs?|"
                     r"thresholds?)\b", re.I)
-_AMOUNT = re.compile(r"\b(?:how much|amount|limit|max(?:imum)?|allotment|allowance|deduction|standard|in dollars|sua|"
+# ("the time limit" names the ABAWD rule, not an amount: "living in her car right now, is she on the time limit?")
+_AMOUNT = re.compile(r"\b(?:how much|amount|(?<!time )limit|max(?:imum)?|allotment|allowance|deduction|standard|in dollars|sua|"
                      r"poverty (?:line|level|guidelines?)|fpl|"
                      r"dollar|rate|figure|cutoff|cut-off|threshold|cap|guidelines)\b|\$",
                      re.I)

@@ -57,9 +57,12 @@ def coverage(question: str, hits: list[SearchHit], glossary: Glossary | None = N
         words = set(stemmed(hit.chunk.index_text))
         # A term of no words after stemming (all function words) proves nothing: it must have a word to be found.
         credited = {stem for phrase, policy in phrases if any(t and t <= words for t in policy) for stem in phrase}
-        found = len(terms & (words | credited))
+        found_terms = terms & (words | credited)
+        found = len(found_terms)
+        # a number found counts; one not found (her age, her $12k) is the client's own figure, not a topic word
+        asked = len(terms - {t for t in terms - found_terms if any(c.isdigit() for c in t)})
         # One shared word is chance ("capital" of France in a page on capital gains): at least two, when the
         # question has two.
-        if found >= min(MIN_WORDS_FOUND, len(terms)):
-            best = max(best, found / len(terms))
+        if asked and found >= min(MIN_WORDS_FOUND, asked):
+            best = max(best, found / asked)
     return best

@@ -252,6 +252,7 @@ SNAP_RULES = [hit("A SNAP household must apply at the SNAP office. SNAP benefits
     ("does wayne co have a time limit waiver", "Wayne County's own waiver"),
     ("which nonprofit in her area runs the job search program", "contact details"),
     ("who's the snap outreach partner for our county", "contact details"),
+    ("how much does a family of five get in snap right now", "figure"),
 ])
 def test_questions_for_facts_the_sections_do_not_hold_have_no_evidence(question: str, why: str) -> None:
     reason = unanswerable_reason(question, SNAP_RULES)
@@ -363,6 +364,7 @@ def test_questions_for_facts_the_sections_do_not_hold_have_no_evidence(question:
     "her county has a waiver, does the abawd time limit still apply to her",  # her own county, a rule asked
     "client moved to fulton county last month, does she have to reapply",  # a county named, no waiver asked
     "who is the authorized representative for a resident of a treatment center",  # a rule's who, not a provider
+    "shes 52 and sleeping in her car right now, does the abawd time limit apply to her",  # her situation now
 ])
 def test_questions_the_sections_may_answer_are_left_to_coverage(question: str) -> None:
     assert unanswerable_reason(question, SNAP_RULES) is None

@@ -45,3 +45,15 @@ def test_a_phrase_whose_terms_are_absent_earns_nothing(tmp_path: Path) -> None:
 def test_the_gate_still_refuses_what_the_sections_cannot_hold(tmp_path: Path) -> None:
     question = "whats the phone number for the lost benefits unit"
     assert evidence(question, question, LOST_BENEFITS, glossary(tmp_path, '"unit" = ["lost benefits"]')) == 0.0
+
+
+
+def test_a_clients_own_figures_are_not_topic_words_the_sections_must_hold() -> None:
+    # her age and her amounts are the situation, not what is asked: the rule is written without them
+    plain = coverage("can the county give back her lost benefits", LOST_BENEFITS)
+    with_figures = coverage("she is 61 and lost $412 in 2024, can the county give back her lost benefits",
+                            LOST_BENEFITS)
+    assert 0 < with_figures == plain < 1
+    # a number the section holds still counts as found
+    held = [hit("Lost benefits are restored for up to 12 months before the month the agency learned of them.")]
+    assert coverage("lost benefits for 12 months", held) == 1.0
