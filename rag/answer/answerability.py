@@ -79,8 +79,8 @@ _ACTUAL = re.compile(r"\b(?:actual|exact|real)\s+(?:dollar\s+)?(?:numbers?|figur
 _TABLE = re.compile(r"\b(?:limits?|allotments?|allowances?|deductions?|standards?|sua|max\w*|cutoffs?|"
                     r"thresholds?)\b", re.I)
 # ("the time limit" names the ABAWD rule, not an amount: "living in her car right now, is she on the time limit?")
-_AMOUNT = re.compile(r"\b(?:how much|amount|(?<!time )limit|max(?:imum)?|allotment|allowance|deduction|standard|in dollars|sua|"
-                     r"poverty (?:line|level|guidelines?)|fpl|"
+_AMOUNT = re.compile(r"\b(?:how much|amount|(?<!time )limit|max(?:imum)?|allotment|allowance|deduction|standard|"
+                     r"in dollars|sua|poverty (?:line|level|guidelines?)|fpl|"
                      r"dollar|rate|figure|cutoff|cut-off|threshold|cap|guidelines)\b|\$",
                      re.I)
 # A state's own figures (its utility allowances, its income limits under broad-based categorical eligibility) are
@@ -138,6 +138,11 @@ _NOT_A_NAME = ("the|our|my|her|his|their|this|that|each|a|an|any|every|same|othe
                "many|most|all|per|by|in|of|for|from|to|with|at|on|large|small|big|no|every|single|same")
 _NAMED_COUNTY = re.compile(rf"\b(?!(?:{_NOT_A_NAME})\b)([a-z][a-z'.-]{{1,20}})\s+(?:county|parish|co\b(?!-))", re.I)
 _WAIVED = re.compile(r"\bwaiv(?:er|ers|ed)\b|\bexempt(?:ed)?\s+(?:area|county|counties)\b", re.I)
+# Whether the navigator's own area is waived, asked ("does our county have an abawd waiver", "is her area waived"),
+# not told ("her county has a waiver, does the time limit still apply?" asks the rule).
+_OWN_AREA_ASKED = re.compile(r"\b(?:does|do|is|are|has|have)\s+(?:our|my|this|her|his|their)\s+(?:state|county|area|"
+                             r"city|parish|region)\s+(?:\w+\s+){0,3}?(?:have|has|got|covered|waived|under|on|in|"
+                             r"still)\b", re.I)
 MAX_STATES_READ = 20  # state names read per section: a state's own manual names one, the federal rules a few
 
 
@@ -203,7 +208,7 @@ _ACCESS = (r"\b(?:apply|applying|application|sign(?:ed|ing|s)? up|enroll|qualif\
            r"sign(?:ing)?\s+(?:\w+\s+){0,3}?up|"
            # the program's own limits ("the income cutoff for free school lunch", "a lifetime limit on tanf")
            r"(?:limits?|cutoffs?|cut-offs?|thresholds?|guidelines|caps?)\s+(?:on|for|of|to (?:get|qualify))|"
-           r"(?:automatic\w*|auto[- ]?)\s*(?:get|gets|qualif\w*|eligib\w*|enroll\w*)|claim(?:s|ing)?|"
+           r"(?:automatic\w*|auto[- ]?)\s*(?:get|gets|qualif\w*|eligib\w*|enroll\w*|on|in|into|onto)|claim(?:s|ing)?|"
            r"how (?:do|does|can|would|could) (?:\w+ ){1,2}?get|(?:can|could) (?:she|he|they|i|we|my client|"
            r"the client) get|help (?:her|him|them|me|my client) get)\b")
 # (a bounded gap above: "how much\b.*\bwill" backtracked over the whole text)
@@ -285,7 +290,7 @@ def unanswerable_reason(question: str, hits: list[SearchHit]) -> str | None:
     texts = [h.chunk.index_text for h in hits[:SECTIONS_CHECKED]]
     duty = _DUTY.search(question)
     for need in NEEDS:
-        if need.duty_is_a_rule and duty:
+        if (need.duty_is_a_rule and duty) or (need.rule_when is not None and need.rule_when.search(question)):
             continue
         if need.asks.search(question) and (need.holds is None or not any(need.holds.search(t) for t in texts)):
             return f"asks for {need.name}, which the best sections do not hold"
@@ -307,6 +312,9 @@ def unanswerable_reason(question: str, hits: list[SearchHit]) -> str | None:
     # give; a state's own manual names its state and still answers
     if _OWN_STATE.search(question) and _OWN_FIGURE.search(question) and not any(map(_names_one_state, texts)):
         return "asks for the navigator's own state's figure, which the best sections do not give"
+    if _WAIVED.search(question) and _OWN_AREA_ASKED.search(question) and not any(
+            _NAMED_COUNTY.search(t) or _names_one_state(t) for t in texts):
+        return "asks about the navigator's own area's waiver, which the best sections do not name"
     county = _NAMED_COUNTY.search(question) if _WAIVED.search(question) else None
     if county:
         county_name = county.group(1)

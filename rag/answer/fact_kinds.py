@@ -24,6 +24,9 @@ class Need:
     # What the agency must give or have ("aren't they supposed to put a number to call on the notice?") is a rule
     # the text may hold, not a request for the fact itself.
     duty_is_a_rule: bool = False
+    # A question this matches asks a rule the text holds, though it reads like the kind ("by when should the
+    # emergency snap be on her card" asks expedited service's deadline, not the card's issuance schedule).
+    rule_when: re.Pattern[str] | None = None
 
 
 # One client, by pronoun or by name ("her", "my client's", "ms harris's", "jane doe's").
@@ -184,7 +187,10 @@ NEEDS = (
          re.compile(r"\breplace(?:ment)?\s+(?:\w+\s+){0,4}(?:ebt\s+)?cards?\b|\bcards?\s+(?:\w+\s+){0,4}replaced\b|"
                     r"\bissuance (?:schedule|calendar)\b|\b(?:benefits|snap)\s+(?:are|is)\s+(?:deposited|loaded)\b|"
                     r"\bbalance inquir|\bcheck (?:your|the|a|their) (?:\w+ )?balance\b|"
-                    r"\b(?:change|reset|choose|select) (?:your|a|the|their) PIN\b", re.I)),
+                    r"\b(?:change|reset|choose|select) (?:your|a|the|their) PIN\b", re.I),
+         rule_when=re.compile(r"^(?=.*\b(?:expedited|emergency (?:snap|food stamps?|benefits)|fast[- ]?track|"
+                              r"quick snap)\b)(?=.*\b(?:by when|how (?:soon|fast|quickly|many days|long)|"
+                              r"when (?:should|will|would|does|do|must|has)|til|until)\b)", re.I | re.S)),
     # What the benefits can buy is defined apart from the eligibility rules (7 CFR 271.2 "eligible foods"); only
     # for an item other than food itself ("use her ebt card to buy food for her" asks who may shop).
     Need("what the benefits can buy",
