@@ -253,6 +253,14 @@ _AFTER = re.compile(r"(?:\W+[\w']+){0,2}?\W+(?:application|app|eligibility|waitl
 # unpaid ("medical costs that medicaid doesn't pay for" count for SNAP's medical deduction).
 _ASKED_OF = re.compile(r"\b(?:does|do|will|would|can|could)\s+(?:(?:the|her|his|their|our|my|state)\s+)?$", re.I)
 _COVERS = re.compile(r"(?:\s+[\w']+){0,3}?\s+(?:cover|covers|pay for|pays for)\b", re.I)
+# Its decision contested in another sentence ("her medicaid got cut off. how does she appeal that decision"); a
+# decision alone is a change the SNAP rules may act on ("his wife's tanf just got closed, does that end their snap?").
+_DECIDED = re.compile(r"\s+(?:got\s+|was\s+|has been\s+|just\s+)?(?:cut off|cut|denied|terminated|stopped|closed|"
+                      r"reduced)\b", re.I)
+_CONTESTED = re.compile(r"\b(?:appeal|fight|contest|dispute)\b", re.I)
+# The client's own claim pending ("waiting on his unemployment claim, does he still have to do the snap work
+# rules?") is the situation, not a way into the program asked about.
+_WAITING_ON = re.compile(r"\bwaiting\s+(?:on|for)\s+(?:his|her|their|the)\s+$", re.I)
 WINDOW = 80  # characters either side of a program's name
 MENTIONS_READ = 5  # a question names a program a few times; a hostile one thousands
 
@@ -269,8 +277,12 @@ def programs_asked_into(question: str) -> set[str]:
     for name, pattern in PROGRAMS.items():
         for mention in itertools.islice(pattern.finditer(question), MENTIONS_READ):
             before = question[max(0, mention.start() - WINDOW):mention.start()]
-            if (_BEFORE.search(before) or _AFTER.match(question, mention.end(), mention.end() + WINDOW)
-                    or (_ASKED_OF.search(before) and _COVERS.match(question, mention.end(), mention.end() + WINDOW))):
+            if _WAITING_ON.search(before):
+                continue
+            end = mention.end() + WINDOW
+            if (_BEFORE.search(before) or _AFTER.match(question, mention.end(), end)
+                    or (_ASKED_OF.search(before) and _COVERS.match(question, mention.end(), end))
+                    or (_DECIDED.match(question, mention.end(), end) and _CONTESTED.search(question))):
                 asked.add(name)
                 break
     return asked

@@ -257,6 +257,8 @@ SNAP_RULES = [hit("A SNAP household must apply at the SNAP office. SNAP benefits
     # navigator's own area's waiver
     ("since hes on snap is he automatically in the medicaid program", "asks about Medicaid"),
     ("is my county still waived from the abawd time limit", "own area's waiver"),
+    # session 16, probe30's: another program's decision contested in the next sentence
+    ("his ssi got denied. can he fight that", "asks about SSI"),
 ])
 def test_questions_for_facts_the_sections_do_not_hold_have_no_evidence(question: str, why: str) -> None:
     reason = unanswerable_reason(question, SNAP_RULES)
@@ -371,6 +373,8 @@ def test_questions_for_facts_the_sections_do_not_hold_have_no_evidence(question:
     "shes 52 and sleeping in her car right now, does the abawd time limit apply to her",  # her situation now
     "she got approved for expedited snap, how soon should it be on her card",  # expedited service's deadline
     "how many days until the emergency food stamps are on her ebt card",
+    "she is waiting on her unemployment claim, does she still have to register for work",  # her situation
+    "his wife's tanf just got closed, does that end their snap too",  # a change the SNAP rules act on
 ])
 def test_questions_the_sections_may_answer_are_left_to_coverage(question: str) -> None:
     assert unanswerable_reason(question, SNAP_RULES) is None
