@@ -135,7 +135,7 @@ _STATE_DECIDES = re.compile(
 # area by area apart from the rules, which name no county; a county's or state's own page that names it answers.
 _NOT_A_NAME = ("the|our|my|her|his|their|this|that|each|a|an|any|every|same|other|another|which|what|whose|new|home|"
                "old|one|your|its|different|entire|whole|rural|urban|neighboring|neighbouring|next|local|certain|some|"
-               "many|most|all|per|by|in|of|for|from|to|with|at|on|large|small|big|no|every|single|same")
+               "many|most|all|per|by|in|of|for|from|to|with|at|on|large|small|big|no|single")
 _NAMED_COUNTY = re.compile(rf"\b(?!(?:{_NOT_A_NAME})\b)([a-z][a-z'.-]{{1,20}})\s+(?:county|parish|co\b(?!-))", re.I)
 _WAIVED = re.compile(r"\bwaiv(?:er|ers|ed)\b|\bexempt(?:ed)?\s+(?:area|county|counties)\b", re.I)
 # Whether the navigator's own area is waived, asked ("does our county have an abawd waiver", "is her area waived"),
@@ -324,10 +324,11 @@ def unanswerable_reason(question: str, hits: list[SearchHit]) -> str | None:
     # give; a state's own manual names its state and still answers
     if _OWN_STATE.search(question) and _OWN_FIGURE.search(question) and not any(map(_names_one_state, texts)):
         return "asks for the navigator's own state's figure, which the best sections do not give"
-    if _WAIVED.search(question) and _OWN_AREA_ASKED.search(question) and not any(
+    waived = _WAIVED.search(question)
+    if waived and _OWN_AREA_ASKED.search(question) and not any(
             _NAMED_COUNTY.search(t) or _names_one_state(t) for t in texts):
         return "asks about the navigator's own area's waiver, which the best sections do not name"
-    county = _NAMED_COUNTY.search(question) if _WAIVED.search(question) else None
+    county = _NAMED_COUNTY.search(question) if waived else None
     if county:
         county_name = county.group(1)
         named_there = re.compile(rf"\b{re.escape(county_name)}\s+(?:county|parish)\b", re.I)

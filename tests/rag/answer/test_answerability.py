@@ -464,7 +464,13 @@ def test_a_hostile_question_is_checked_in_bounded_time() -> None:
                  "did ms " + "harris " * 20_000 + "x", "what time " * 20_000 + "x", "how much snap will " * 10_000,
                  "book " * 20_000 + "with the", "there's " * 20_000 + "claim on", "actual number " * 10_000,
                  "hasnt used snap " * 10_000 + "x", "card works at " * 10_000 + "x", "who's the supervisor " * 10_000,
-                 "benefits get " * 20_000 + "x", "status of " * 20_000 + "x", "[dob] " * 20_000]:
+                 "benefits get " * 20_000 + "x", "status of " * 20_000 + "x", "[dob] " * 20_000,
+                 # session 16's: a named county's and the own area's waiver, what a program covers, its decision
+                 # contested, a pending claim, expedited service's deadline, a local provider
+                 "waiver " + "dekalb county " * 20_000, "does our county " * 10_000 + "have a waiver",
+                 "does medicaid " + "in our state " * 10_000 + "cover", "medicaid got cut off " * 10_000 + "appeal",
+                 "waiting on her " * 20_000 + "unemployment", "emergency snap " * 10_000 + "by when on her card",
+                 "who is the " + "e&t " * 20_000 + "provider in our county", "which nonprofit " * 10_000 + "in her"]:
         started = time.perf_counter()
         unanswerable_reason(text, SNAP_RULES)
         assert time.perf_counter() - started < 0.5  # about 0.03 s: the question is read from its two ends
