@@ -247,8 +247,10 @@ _AFTER = re.compile(r"(?:\W+[\w']+){0,2}?\W+(?:application|app|eligibility|waitl
                     r"\s+(?:money|payments?|checks?|back ?pay|decisions?|sanctions?|deposits?)\b(?:\s+[\w']+){0,6}?\s+"
                     r"(?:come|comes|arrive|arrives|hit|hits|land|lands|be deposited|last|lasts|end|ends|go out|"
                     r"goes out|get sent|gets sent|be sent|sent out|show up|shows up|post|posts|be paid|be issued)\b|"
-                    # getting it without applying ("can her kids get free school lunch automatically")
-                    r"\s+automatic(?:ally)?\b", re.I)
+                    # getting it without applying ("can her kids get free school lunch automatically"), said at the end
+                    # of its clause: in "does being on snap automatically get her kids onto medicaid" it is Medicaid
+                    r"\s+automatic(?:ally)?\b(?=\s*(?:[?.!,;]|$|too\b|as well\b|if\b|when\b|because\b|bc\b|"
+                    r"since\b))", re.I)
 # What it covers, asked of it ("does medicaid in her state cover dentures"); not a rule about what it leaves
 # unpaid ("medical costs that medicaid doesn't pay for" count for SNAP's medical deduction).
 _ASKED_OF = re.compile(r"\b(?:does|do|will|would|can|could)\s+(?:(?:the|her|his|their|our|my|state)\s+)?$", re.I)

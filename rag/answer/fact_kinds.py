@@ -36,6 +36,8 @@ NEEDS = (
     Need("contact details",
          re.compile(r"\b(?:phone|telephone|call center|hotline|fax|contact)\s*(?:number|#|no\b|info\b|information|"
                     r"details)|\bnumber (?:to|for) call\b|"
+                    # a toll-free number asked by its prefix ("whats the 800 number she should call")
+                    r"\b(?:1-?)?8(?:00|88|77|66|55|44|33)\s*(?:number|#|no\b|line)|"
                     # asked for ("is there a hotline she can call"), not told of ("she called the hotline and …")
                     r"\b(?:customer service|toll[- ]free)\s+(?:number|line|#|phone)|"
                     r"\bwho(?:\s+is|'s|s)\s+the (?:supervisor|manager|director|head|administrator)\b(?:\s+\w+){0,3}?\s+"
@@ -267,7 +269,10 @@ NEEDS = (
          re.compile(r"\b(?:can|could|would|will|pls|please)\s+(?:you|u)\s+(?:please\s+)?(?:look ?up|check|find|"
                     r"see|pull up|find out)\b(?:\s+\w+){0,3}?\s+(?:my|her|his|their|this|the)\s+(?:clients?'?s?|case|"
                     r"application|app|status|benefits)\b|\blook ?up (?:her|his|my|their|the|this)?\s*(?:client'?s?\s+)?"
-                    r"case\b|\bpull up (?:her|his|their|the|my clients?'?s?)\s+(?:case|file|application|account|"
+                    r"case\b|"
+                    # "can u look up if case 20-44718 got approved", "check whether her case is open yet"
+                    r"\b(?:look ?up|check|see|find out)\s+(?:if|whether)\s+(?:her\s+|his\s+|their\s+|the\s+)?case\b|"
+                    r"\bpull up (?:her|his|their|the|my clients?'?s?)\s+(?:case|file|application|account|"
                     r"budget|record|history|notices?|info)\b|"
                     r"\b(?:see|find out|check)\s+why\s+(?:her|his|their|she|he|they)\b|"
                     # why one client's benefits changed ("why did she get cut off this month?"): her notice says

@@ -259,6 +259,10 @@ SNAP_RULES = [hit("A SNAP household must apply at the SNAP office. SNAP benefits
     ("is my county still waived from the abawd time limit", "own area's waiver"),
     # session 16, probe30's: another program's decision contested in the next sentence
     ("his ssi got denied. can he fight that", "asks about SSI"),
+    # session 16, probe32's (in other words here)
+    ("do you have the 1-800 number for the ebt office", "contact details"),
+    ("can you look up whether her case got approved", "a case lookup"),
+    ("since shes on snap will she automatically get medicaid for the baby", "asks about Medicaid"),
 ])
 def test_questions_for_facts_the_sections_do_not_hold_have_no_evidence(question: str, why: str) -> None:
     reason = unanswerable_reason(question, SNAP_RULES)
@@ -375,6 +379,7 @@ def test_questions_for_facts_the_sections_do_not_hold_have_no_evidence(question:
     "how many days until the emergency food stamps are on her ebt card",
     "she is waiting on her unemployment claim, does she still have to register for work",  # her situation
     "his wife's tanf just got closed, does that end their snap too",  # a change the SNAP rules act on
+    "is a household on ssi automatically eligible for snap",  # SNAP's own categorical eligibility
 ])
 def test_questions_the_sections_may_answer_are_left_to_coverage(question: str) -> None:
     assert unanswerable_reason(question, SNAP_RULES) is None
