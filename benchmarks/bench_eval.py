@@ -608,16 +608,16 @@ unanswerable questions: expect the hidden set to land lower than 1.000.
   names as also answering. cfr273-dev 0.648, the same as the strict score (no answer cites only the other place);
   the unread sets 0.562 / 0.604 / 0.520 / 0.623 / 0.547 (probe9, 15, 17, 18, 19) against 0.562 / 0.547 / 0.500 /
   0.623 / 0.509 strict.
-- Session 16, measured on sets nobody read: eleven sets of 70 (or 68) questions written the way cfr273-dev is by
+- Session 16, measured on sets nobody read: twelve sets of 70 (or 68) questions written the way cfr273-dev is by
   helpers who saw only the regulation and this set's README and first lines (probe9, 15, 17-20 from earlier
-  sessions; probe22, 25, 27, 29, 31 written this session and committed before their first run), each run on the
-  session's first code (3c633f1) and its last. Pooled, 440 first turns and 587 answerable questions: section R@3
-  0.918 -> 0.928, paragraph hit@3 0.623 -> 0.680, first-turn cite 0.515 -> 0.548, cite over all answerable 283 ->
-  303 of 587 (0.482 -> 0.516), answerable refused 32 -> 21 (0.055 -> 0.036), unanswerable refused 144 -> 146 of 167
-  (0.862 -> 0.874). hit@3 rose on all eleven sets and cite on nine (probe9 and probe19 unchanged); per set in
-  benchmarks/probes/README.md.
-- Session 16, what moved them: six more sets by the same kind of helper (probe21, 23, 24, 26, 28, 30), each run
-  once unread (pooled: hit@3 0.489, cite 0.361, answerable refused 24 of 330) and then read as a whole for the
+  sessions; probe22, 25, 27, 29, 31, 33 written this session and committed before their first run), each run on the
+  session's first code (3c633f1) and its last. Pooled, 530 first turns and 642 answerable questions: section R@3
+  0.908 -> 0.923, paragraph hit@3 0.617 -> 0.677, first-turn cite 0.513 -> 0.551, cite over all answerable 307 ->
+  332 of 642 (0.478 -> 0.517), follow-ups citing gold 35 -> 40 of 112, answerable refused 33 -> 22 (0.051 -> 0.034),
+  unanswerable refused 159 -> 161 of 182 (0.874 -> 0.885). hit@3 rose on all twelve sets and cite on ten (probe9
+  and probe19 unchanged); per set in benchmarks/probes/README.md.
+- Session 16, what moved them: seven more sets by the same kind of helper (probe21, 23, 24, 26, 28, 30, 32), each run
+  once unread (pooled: hit@3 0.495, cite 0.366, answerable refused 32 of 385) and then read as a whole for the
   concepts navigators named in words no glossary phrase matched; each concept written in several wordings, never
   the question's own sentence, and kept only when the unread sets did not lose (they gained 1-5 questions a round):
   a claim taken out of the monthly snap, savings moved to a relative, a sponsor who gives nothing, pay that comes
@@ -626,7 +626,7 @@ unanswerable questions: expect the hidden set to land lower than 1.000.
   at home with a young child, leaving a member off the case, fast-track snap, a teen's after-school job, the
   lowest amount, how long she is off, someone who sits in on the interview, property in probate or on the market,
   paying someone to watch the kids, a wheelchair van, a lockout, children with green cards and the wait. "W-2"
-  alone was dropped ("mom w 2 kids" matched wages). Those six sets: hit@3 0.489 -> 0.663, cite 0.361 -> 0.488
+  alone was dropped ("mom w 2 kids" matched wages). Those seven sets: hit@3 0.495 -> 0.657, cite 0.366 -> 0.481
   (in-sample once read). Tried and not kept: matching glossary phrases by Snowball stems (read sets hit@3 0.662 ->
   0.653, cites +1); "mom is undocumented" and its like (their terms pulled a sponsor's deemed income above the
   paragraph on an ineligible member's income: this set's section R@3 0.956 -> 0.944, so removed).
