@@ -27,6 +27,7 @@ from rag.answer.smalltalk import smalltalk_reply
 from rag.cite.rail import Citation, Draft, check
 from rag.cite.sentence_rail import RailState, SentenceRail
 from rag.documents import SearchHit
+from rag.search.paragraphs import read_later
 from rag.search.retrieve import Retriever
 
 log = logging.getLogger(__name__)
@@ -51,6 +52,11 @@ class Reranker(Protocol):
     def rerank(self, query: str, hits: list[SearchHit], top_n: int) -> list[SearchHit]:
         """The best `top_n` hits by the model's relevance, with `rerank_score` set; raises on failure."""
         ...
+
+
+def already_read(rewrite: Rewrite, history: Sequence[Exchange]) -> frozenset[str]:
+    """The paragraphs the previous answer quoted, when the question follows it up: the navigator has read them."""
+    return frozenset(history[-1].cited) if rewrite.follows and history else frozenset()
 
 
 def no_answer_text(closest: list[str]) -> str:
@@ -114,7 +120,7 @@ class Engine:
             started = time.perf_counter()
             hits = self._rerank(rewrite.standalone, hits, k)
             timings["rerank"] = (time.perf_counter() - started) * 1000
-        return rewrite, hits
+        return rewrite, read_later(hits, already_read(rewrite, history))
 
     def _rerank(self, query: str, hits: list[SearchHit], k: int) -> list[SearchHit]:
         assert self.reranker is not None
@@ -183,7 +189,8 @@ class Engine:
         if hits:
             started = time.perf_counter()
             coverage = evidence(question, rewrite.standalone, hits, self.retriever.glossary)
-            request = AnswerRequest(question, rewrite.standalone, history, hits, mood, coverage)
+            request = AnswerRequest(question, rewrite.standalone, history, hits, mood, coverage,
+                                    already_read(rewrite, history))
             if progress is None:
                 draft = self.answerer.answer(request)
             else:

@@ -27,6 +27,9 @@ class AnswerRequest:
     # cannot judge relevance and refuses below a calibrated threshold; a language model judges it under its refusal
     # rule, so a paraphrase ("university pupils", "food stamps") still reaches it.
     coverage: float = 1.0
+    # Sub ids of the paragraphs the previous answer quoted, when this question follows it up (rag/engine.py): a
+    # follow-up asks for what they did not say.
+    already_read: frozenset[str] = frozenset()
 
 
 class Answerer(Protocol):

@@ -82,10 +82,12 @@ class Exchange:
 @dataclass(frozen=True, slots=True)
 class Rewrite:
     """`standalone` is the question as it can be read without the conversation (shown and stored);
-    `context` is extra text searched with it (words of the previous answer), empty when not needed."""
+    `context` is extra text searched with it (words of the previous answer), empty when not needed; `follows`: the
+    thread's topic was joined to the question (a follow-up), so the previous answer's quotes were already read."""
 
     standalone: str
     context: str = ""
+    follows: bool = False
 
     @property
     def search_text(self) -> str:
@@ -153,7 +155,7 @@ class HeuristicRewriter:
         # read. Replayed threads of the regulation sets (benchmarks/RESULTS.md), follow-ups' paragraph hit@3 with it
         # and without: 7 and 17 of 34 on the unread sets, 24 and 38 of 71 on the read ones.
         context = "" if earlier[-1].cited else earlier[-1].answer.strip()
-        return Rewrite(f"{_topic(earlier)} {question}", context=context)
+        return Rewrite(f"{_topic(earlier)} {question}", context=context, follows=True)
 
 
 def stands_alone(question: str, said: set[str]) -> bool:

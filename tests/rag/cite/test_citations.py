@@ -4,7 +4,7 @@ citations; and the deep links that jump to the quote."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from urllib.parse import unquote
 
 import pytest
@@ -257,6 +257,23 @@ def test_engine_gives_the_answerer_the_question_as_asked_the_standalone_one_and_
     assert request.standalone == outcome.standalone == f"{QUESTION} what if they work 20 hours a week?"
     assert list(request.history) == history and request.mood == MOOD
     assert queries(engine) == [f"{outcome.standalone}\nOnly with an exemption. [1]"]  # with the last answer
+
+
+def test_engine_tells_the_answerer_and_the_ranking_what_a_follow_up_has_already_read() -> None:
+    # The previous answer quoted students::0.0: for a follow-up it moves down the paragraph ranking and is named to
+    # the answerer as read (rag/search/paragraphs.py read_later). A question on a new topic reads nothing as seen.
+    ranked = [replace(h, paragraph_ranks={s.sub_id: n for n, s in enumerate(h.chunk.subchunks, start=2 * i)})
+              for i, h in enumerate(student_hits())]
+    engine, answerer = engine_with(Draft("Work counts. [1]", ["students::1.1"]), hits=ranked)
+    history = [Exchange(QUESTION, "Only with an exemption. [1]", QUESTION, ("students::0.0",))]
+    engine.answer("what if they work 20 hours a week?", history, MOOD)
+    [request] = answerer.requests
+    assert request.already_read == frozenset({"students::0.0"})
+    ranks = {s: r for h in request.hits for s, r in h.paragraph_ranks.items()}
+    assert sorted(ranks, key=ranks.__getitem__)[0] != "students::0.0"
+    assert ranks["students::0.0"] > {s: r for h in ranked for s, r in h.paragraph_ranks.items()}["students::0.0"]
+    engine.answer("new question - how do I apply for WIC?", history, MOOD)
+    assert answerer.requests[-1].already_read == frozenset()
 
 
 def test_engine_drops_a_misquoted_citation_and_keeps_the_true_one() -> None:
