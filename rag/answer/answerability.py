@@ -46,7 +46,10 @@ _CURRENT = re.compile(r"\b(?:this (?:year|yr)|this fiscal year|right now|(?:fy|f
                       r"|\b(?:did|has|have)\s+(?:it|that|they)\s+(?:gone|go|went)\s+up\b"
                       # "is the min benefit still $23?", "what is that in $", "rn" (right now)
                       r"|\bstill\s+\$\s?\d|\b(?:what(?:'s| is)|whats)\s+(?:that|it|this)\s+in\s+(?:\$|dollars)"
-                      r"|\brn\s*(?:[?.!]|$)"
+                      # "rn" after the figure asked, in its sentence ("max snap for 4 rn??"), not a client's
+                      # "not working rn. is he under the abawd 3 month limit?"
+                      r"|\b(?:limits?|amounts?|allotments?|allowances?|figures?|max\w*|standards?|deductions?|sua|"
+                      r"cutoffs?|thresholds?|caps?)\b[^.?!]{0,40}?\brn\b"
                       # a limit "in dollars" (the rules give a share of poverty), "how much ... in 2025"
                       r"|\b(?:limits?|cutoffs?|guidelines|max\w*|amounts?)\b[^.?!]{0,40}?\bin (?:dollars|\$)"
                       r"|\bhow much\b[^.?!]{0,60}?\bin 20\d\d\b"

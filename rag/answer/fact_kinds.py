@@ -192,7 +192,11 @@ NEEDS = (
                     r"\b(?:change|reset|choose|select) (?:your|a|the|their) PIN\b", re.I),
          rule_when=re.compile(r"^(?=.*\b(?:expedited|emergency (?:snap|food stamps?|benefits)|fast[- ]?track|"
                               r"quick snap)\b)(?=.*\b(?:by when|how (?:soon|fast|quickly|many days|long)|"
-                              r"when (?:should|will|would|does|do|must|has)|til|until)\b)", re.I | re.S)),
+                              r"when (?:should|will|would|does|do|must|has)|til|until)\b)"
+                              # the notice owed before a cut ("the notice only came the day her benefits loaded.
+                              # dont they have to give 10 days notice first??"): the adverse-action rules
+                              r"|\b(?:10|ten)[- ]days?'?\s+(?:advance\s+|advanced\s+)?notice\b|\badvance(?:d)? notice\b"
+                              r"|\badverse action\b", re.I | re.S)),
     # What the benefits can buy is defined apart from the eligibility rules (7 CFR 271.2 "eligible foods"); only
     # for an item other than food itself ("use her ebt card to buy food for her" asks who may shop).
     Need("what the benefits can buy",
@@ -319,6 +323,11 @@ NEEDS = (
                     r"\[(?:dob|ssn|case)\]|\bcase notes?\b|"
                     r"\bdid\s+(?:it|she|he|they)\s+(?:get|got)\s+(?:scheduled|approved|denied|processed|rescheduled|"
                     r"closed|received)\b|"
+                    # "did her expedited get approved yet?", "is her hearing still on for the 12th"
+                    r"\b(?:did|has|have|is|was)\s+(?:her|his|their|my clients?'?s?|the clients?'?s?)\s+"
+                    r"(?:[\w-]+\s+){1,2}?(?:get\s+|got\s+|been\s+|gotten\s+)?(?:approved|denied|processed|certified|reviewed)\s+yet\b|"
+                    r"\b(?:her|his|their)\s+(?:[\w-]+\s+)?(?:hearing|interview|appointment|appt)\s+still\s+(?:on|scheduled|"
+                    r"set|happening)\b|"
                     r"\bhow much\s+(?:does|do|did)\s+(?:she|he|they|my client|the client)\s+(?:still\s+)?owe\b"
                     r"(?![^?]{0,60}?\bif\b)|"
                     r"\bwhen\s+(?:was|is)\s+(?:it|(?:her|his|their|the)\s+(?:interview|appointment|hearing|"

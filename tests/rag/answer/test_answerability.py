@@ -38,6 +38,9 @@ SNAP_RULES = [hit("A SNAP household must apply at the SNAP office. SNAP benefits
     ("how can she check her snap balance", "EBT card logistics"),
     ("is there a hotline she can call about her food stamps", "contact details"),
     ("whats the gross income limit for a household of 3 in 2025", "2025 figure"),
+    ("max snap for a family of 5 rn??", "figure"),
+    ("did his recert get approved yet? he turned it in last week", "a case lookup"),
+    ("is his fair hearing still on for the 3rd", "a case lookup"),
     ("how can she check how much is left on her ebt", "EBT card logistics"),
     ("when will her snap deposit hit her card this month", "EBT card logistics"),
     ("her card was skimmed and all her benefits are gone, can she get them back", "EBT card logistics"),
@@ -292,6 +295,10 @@ def test_questions_for_facts_the_sections_do_not_hold_have_no_evidence(question:
     "can she apply for snap online",
     "is there an interview, and can it be by phone",
     "she is currently on ssi, what is the resource limit",  # "currently" is her situation, not this year's figure
+    "19 yr old, no kids, not working rn. is he under the 3 month limit?",  # "rn" is his situation, not the figure's
+    "the notice came the day her benefits loaded, dont they have to give 10 days notice first?",  # adverse action
+    "if her recert is approved, does she get a new cert period right away?",  # a rule, no status asked
+    "can her hearing still be held if she moves?",  # a rule about hearings
     "how much of her current paycheck counts",
     "can she walk in and apply the same day",  # filing in person, not the office's hours
     "she said the number was toll free, can she still apply by phone",  # told of, not asked for
