@@ -82,7 +82,8 @@ _ACTUAL = re.compile(r"\b(?:actual|exact|real)\s+(?:dollar\s+)?(?:numbers?|figur
 _TABLE = re.compile(r"\b(?:limits?|allotments?|allowances?|deductions?|standards?|sua|max\w*|cutoffs?|"
                     r"thresholds?)\b", re.I)
 # ("the time limit" names the ABAWD rule, not an amount: "living in her car right now, is she on the time limit?")
-_AMOUNT = re.compile(r"\b(?:how much|amount|(?<!time )limit|max(?:imum)?|allotment|allowance|deduction|standard|"
+_AMOUNT = re.compile(r"\b(?:how much|the most\s+(?:\w+\s+){0,6}?(?:get|receive)|amount|(?<!time )limit|max(?:imum)?|"
+                     r"allotment|allowance|deduction|standard|"
                      r"in dollars|sua|poverty (?:line|level|guidelines?)|fpl|"
                      r"dollar|rate|figure|cutoff|cut-off|threshold|cap|guidelines)\b|\$",
                      re.I)

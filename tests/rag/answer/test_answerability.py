@@ -39,6 +39,7 @@ SNAP_RULES = [hit("A SNAP household must apply at the SNAP office. SNAP benefits
     ("is there a hotline she can call about her food stamps", "contact details"),
     ("whats the gross income limit for a household of 3 in 2025", "2025 figure"),
     ("max snap for a family of 5 rn??", "figure"),
+    ("whats the most a family of 5 could possibly get in food stamps right now?", "figure"),
     ("did his recert get approved yet? he turned it in last week", "a case lookup"),
     ("is his fair hearing still on for the 3rd", "a case lookup"),
     ("how can she check how much is left on her ebt", "EBT card logistics"),

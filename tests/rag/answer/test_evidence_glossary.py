@@ -57,3 +57,20 @@ def test_a_clients_own_figures_are_not_topic_words_the_sections_must_hold() -> N
     # a number the section holds still counts as found
     held = [hit("Lost benefits are restored for up to 12 months before the month the agency learned of them.")]
     assert coverage("lost benefits for 12 months", held) == 1.0
+
+
+def test_a_question_told_at_length_is_judged_on_its_asking_sentence_too() -> None:
+    # The client's story (her job, the kids, the landlord) is not what the sections must hold; the question is.
+    story = ("Patient at our clinic works nights at the hospital laundry, three kids, landlord keeps raising the rent "
+             "and her car broke down last month. Can the agency restore lost benefits from its error?")
+    ask = "Can the agency restore lost benefits from its error?"
+    assert coverage(story, LOST_BENEFITS) < 0.3 <= coverage(ask, LOST_BENEFITS)
+    assert evidence(story, story, LOST_BENEFITS) == coverage(ask, LOST_BENEFITS)
+    # Only a last sentence that asks: a story ending in a statement is judged whole.
+    told = (f"{ask} Patient works nights at the hospital laundry, three kids, landlord keeps raising the rent and "
+            "her car broke down last month.")
+    assert evidence(told, told, LOST_BENEFITS) == coverage(told, LOST_BENEFITS) < coverage(ask, LOST_BENEFITS)
+    # The whole question still decides what cannot be answered: this year's figure is not in the sections.
+    figure = ("Her hours got cut in half at the plant, family of five. Whats the most they could get a month right "
+              "now from lost benefits?")
+    assert evidence(figure, figure, LOST_BENEFITS) == 0.0
