@@ -15,6 +15,7 @@ from itertools import pairwise
 import numpy as np
 
 from rag.answer.answerer import AnswerRequest
+from rag.answer.table_rows import table_pieces
 from rag.cite.rail import Draft
 from rag.documents import SubChunk
 from rag.search.bm25 import query_stems, stemmed
@@ -145,7 +146,8 @@ def _policy_phrases(expansions: Sequence[Expansion]) -> list[_PolicyPhrase]:
 
 
 def _pieces(sub: SubChunk) -> list[str]:
-    """Sentences of a paragraph; for a list, its lead-in and each item (an item alone is rarely readable)."""
+    """Sentences of a paragraph; for a list, its lead-in and each item (an item alone is rarely readable). A
+    table's rows are read with its header (_section_pieces)."""
     if sub.kind == "table":
         return []
     if sub.kind == "list":
@@ -154,6 +156,15 @@ def _pieces(sub: SubChunk) -> list[str]:
         items = [_LIST_ITEM.sub("", ln) for ln in lines if _LIST_ITEM.match(ln)]
         return [*lead, *(f"- {item}" for item in items)]
     return reading_sentences(sub.text)
+
+
+def _section_pieces(subs: Sequence[SubChunk]) -> list[tuple[SubChunk, str]]:
+    """The pieces of a section's paragraphs in reading order, a table's rows read with its header
+    (rag/answer/table_rows.py)."""
+    rows: dict[str, list[str]] = {}
+    for sub, text in table_pieces(subs):
+        rows.setdefault(sub.sub_id, []).append(text)
+    return [(sub, text) for sub in subs for text in (rows.get(sub.sub_id, []) if sub.kind == "table" else _pieces(sub))]
 
 
 def _cues(text: str) -> set[tuple[str, str]]:
@@ -294,8 +305,8 @@ class ExtractiveAnswerer:
         if request.coverage < self.min_coverage:
             return Draft("", [])  # it would quote something loosely related: the engine says it could not find it
         mood = request.mood
-        texts = [(text, sub, rank) for rank, hit in enumerate(request.hits[:CHUNKS_READ]) for sub in hit.chunk.subchunks
-                 for text in _pieces(sub) if text.strip()]
+        texts = [(text, sub, rank) for rank, hit in enumerate(request.hits[:CHUNKS_READ])
+                 for sub, text in _section_pieces(hit.chunk.subchunks) if text.strip()]
         pieces = [_Piece(text, sub, rank, order) for order, (text, sub, rank) in enumerate(texts)]
         if not pieces:
             return Draft("", [])
@@ -346,10 +357,11 @@ class ExtractiveAnswerer:
         similarity = vectors @ np.asarray(self.embedder.embed_query(standalone), dtype=np.float32)
         for piece, sim in zip(pieces, similarity, strict=True):
             words = set(stemmed(piece.text))
+            heading = set(stemmed(" ".join(piece.sub.heading_path)))
             for phrase, terms in policy:  # a sentence in the policy's words says what the navigator's phrase says
                 if any(t <= words for t in terms):
                     words |= phrase
-            heading = set(stemmed(" ".join(piece.sub.heading_path))) - words
+            heading -= words
             rank = paragraph_rank.get(piece.sub.sub_id)
             piece.rule = 0 if _REFERENCE_ONLY.search(piece.text) else rule_features(piece.text)
             piece.overlap = _overlap(asked | topic, words, heading)

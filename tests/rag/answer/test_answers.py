@@ -290,11 +290,15 @@ def test_an_item_from_a_separate_list_comes_with_the_lead_in_paragraph_before_it
     assert "- Breastfeeding support, including peer counselors." in text and text.endswith("[2]")
 
 
-def test_tables_are_never_quoted_as_answer_sentences(demo: Core) -> None:
+def test_a_tables_rows_are_quoted_only_with_their_header(demo: Core) -> None:
+    # Without a header row (no |---| under it) the cells do not say what their figures are (rag/answer/table_rows.py).
     table = "| household size | gross monthly limit |\n| 1 | $1,632 |"
     hits = hits_of([sub("c::0.0", table, "table")])
     assert extract(demo, "What is the gross monthly limit for one person?", hits) == ("", [])
     assert extract(demo, "anything", []) == ("", [])
+    headed = hits_of([sub("c::0.0", "| household size | gross monthly limit |\n|---|---|\n| 1 | $1,632 |", "table")])
+    assert extract(demo, "What is the gross monthly limit for one person?", headed) == (
+        "household size 1 gross monthly limit $1,632 [1]", ["c::0.0"])
 
 
 def test_a_long_sentence_is_trimmed_to_the_moods_length(demo: Core) -> None:
