@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from rag.answer.answerer import AnswerRequest
-from rag.answer.extractive import ExtractiveAnswerer
+from rag.answer.extractive import ExtractiveAnswerer, _Piece, _policy_phrases
 from rag.answer.moods import MoodBook
 from rag.documents import Chunk, SearchHit, SubChunk
 from rag.search.embedding import WordLlamaEmbedder
@@ -55,3 +55,22 @@ def test_a_sentence_in_the_policys_words_holds_the_navigators_phrase(embedder: W
     assert opening(ExtractiveAnswerer(embedder, glossary=Glossary(glossary_file))) == "c::0.1"
     # The premise: without the glossary, the sentence that repeats "card" wins.
     assert opening(ExtractiveAnswerer(embedder)) == "c::0.0"
+
+
+
+def test_a_sentence_under_a_heading_in_the_policys_words_holds_the_phrase_at_half_weight(
+        embedder: WordLlamaEmbedder, tmp_path: Path) -> None:
+    # The policy term is only in the paragraph's heading ("(2) Lawful permanent residents"), as a table row's is in
+    # its group's title ("(1) Allotment reduction"): the heading still says what the navigator's phrase asks.
+    glossary_file = tmp_path / "glossary.toml"
+    glossary_file.write_text('bundled = false\n[t]\n"green card" = ["lawful permanent resident"]\n', encoding="utf-8")
+    answerer = ExtractiveAnswerer(embedder, glossary=Glossary(glossary_file))
+    text = "(2) Eligible with 40 qualifying quarters of work."
+    title = [*HEADING, "(2) Lawful permanent residents"]
+    titled = _Piece(text, SubChunk("c::0.1", "c::0", 1, "paragraph", text, title), 0, 0)
+    untitled = _Piece(text, SubChunk("c::0.2", "c::0", 2, "paragraph", text, [*HEADING, "(2) Others"]), 0, 1)
+    in_text = _Piece(f"{text} A lawful permanent resident.",
+                     SubChunk("c::0.3", "c::0", 3, "paragraph", text, [*HEADING, "(2) Others"]), 0, 2)
+    answerer._score(QUESTION, QUESTION, [titled, untitled, in_text], {},
+                    _policy_phrases([Glossary(glossary_file).expand(QUESTION)]))
+    assert untitled.overlap < titled.overlap < in_text.overlap  # half of what the sentence's own words earn
