@@ -1,7 +1,7 @@
 """The retrieval's second opinion in the extractive answer: when the answer opens with a paragraph that the
 retrieval did not rank first, the retrieval's first one is quoted too, with its own citation (and the other way
-round), but only one of its first two, only when its best sentence is not far weaker and shares the question's
-words about as well, and only in an answer long enough for two quotes."""
+round), but only the best-ranked quotable one of its first three, only when its best sentence is not far weaker
+and shares the question's words about as well, and only in an answer long enough for two quotes."""
 
 from __future__ import annotations
 
