@@ -40,7 +40,7 @@ _DUTY = re.compile(r"\b(?:they|the state|state agency|the agency|the office|the 
 
 # This year's dollar figures (allotments, utility allowances, income limits) are published each year apart from
 # the rules; a section holds one only if it names the year asked about.
-_CURRENT = re.compile(r"\b(?:this (?:year|yr)|this fiscal year|right now|(?:fy|fiscal year)\s?(20)?\d\d)\b"
+_CURRENT = re.compile(r"\b(?:this (?:year|yr)|this fiscal (?:year|yr)|right now|(?:fy|fiscal year)\s?(20)?\d\d)\b"
                       # a figure no longer printed ("its not $100 anymore"), one that changed ("did it go up")
                       r"|\b(?:isn'?t|is not|not|no longer)\s+\$\s?\d[\d,.]*k?\s+any ?more\b"
                       r"|\b(?:did|has|have)\s+(?:it|that|they)\s+(?:gone|go|went)\s+up\b"
@@ -186,7 +186,7 @@ PROGRAMS: dict[str, re.Pattern[str]] = {
     "health insurance": re.compile(r"\b(?:health ?care\.gov|obamacare|aca marketplace|"
                                    r"free health (?:insurance|coverage)|"
                                    r"(?:insurance|coverage|plan) (?:through|on|from) the marketplace)\b", re.I),
-    "unemployment": re.compile(r"\bunemployment\b", re.I),
+    "unemployment": re.compile(r"\bunemployment\b|(?-i:\bUI\b)", re.I),
     "tax credits": re.compile(r"\b(?:eitc|ctc|earned income (?:tax )?credit|child tax credit)\b", re.I),
     "food banks": re.compile(r"\bfood (?:banks?|pantry|pantries|box|boxes)\b", re.I),
     "school meals": re.compile(r"\bschool (?:lunch(?:es)?|breakfasts?|meals?)\b|\bfree (?:or reduced(?:[- ]price)? )?"
@@ -206,7 +206,8 @@ PROGRAMS: dict[str, re.Pattern[str]] = {
                      r"\bveterans? (?:affairs|disability|pension)\b", re.I),
 }
 # The words that ask for a way into a program (read before its name by _BEFORE below).
-_ACCESS = (r"\b(?:apply|applying|application|sign(?:ed|ing|s)? up|enroll|qualif\w*|eligib\w*|waitlist|waiting list|"
+_ACCESS = (r"\b(?:apply|applying|application|(?:take|takes|taking|long) to approve|sign(?:ed|ing|s)? up|enroll|"
+           r"qualif\w*|eligib\w*|waitlist|waiting list|"
            r"wait list|how much\b(?:\W+\w+){0,10}?\W+will|get (?:on|into)|need(?:s|ed)? (?:for|to get)|"
            r"deliver\w*|file (?:for|a claim)|file\s+(?:\w+\s+){0,3}?claims?|"
            r"sign(?:ing)?\s+(?:\w+\s+){0,3}?up|"

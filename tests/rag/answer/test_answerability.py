@@ -39,6 +39,8 @@ SNAP_RULES = [hit("A SNAP household must apply at the SNAP office. SNAP benefits
     ("is there a hotline she can call about her food stamps", "contact details"),
     ("whats the gross income limit for a household of 3 in 2025", "2025 figure"),
     ("max snap for a family of 5 rn??", "figure"),
+    ("whats the net income limit for a household of 2 for this fiscal yr", "figure"),
+    ("she filed 2 wks ago, how long does it take to approve UI?", "asks about unemployment"),
     ("whats the most a family of 5 could possibly get in food stamps right now?", "figure"),
     ("did his recert get approved yet? he turned it in last week", "a case lookup"),
     ("is his fair hearing still on for the 3rd", "a case lookup"),
@@ -297,6 +299,7 @@ def test_questions_for_facts_the_sections_do_not_hold_have_no_evidence(question:
     "is there an interview, and can it be by phone",
     "she is currently on ssi, what is the resource limit",  # "currently" is her situation, not this year's figure
     "19 yr old, no kids, not working rn. is he under the 3 month limit?",  # "rn" is his situation, not the figure's
+    "if her UI gets approved, does it count as income for snap?",  # UI told of, its income asked
     "the notice came the day her benefits loaded, dont they have to give 10 days notice first?",  # adverse action
     "if her recert is approved, does she get a new cert period right away?",  # a rule, no status asked
     "can her hearing still be held if she moves?",  # a rule about hearings
