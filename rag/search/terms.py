@@ -21,6 +21,7 @@ hi hello hey hope well thanks thank please okay ok yes sure wondering wonder que
 information info need needs want wanted like know tell explain get getting got find finding learn looking look
 searching search understand understanding begin start started give provide some something anything any thing
 things kind sort much many way ways someone somebody i'm i've i'd you're it's can't don't what's let's
+happen happens happened happening
 """.split())
 
 # How navigators type mid-call: contractions without their apostrophe ("doesnt", "hes", "whats"), chat shorthand

@@ -17,6 +17,9 @@ from rag.search.terms import question_terms
     ("hes on strike, what's SNAP's rule", ["strike", "snap", "rule"]),
     ("client just had a baby bc her sister moved out tho", ["baby", "sister", "moved"]),
     ("this guy pays rent for his room", ["pays", "rent", "room"]),
+    # "what happens" asks what the rule does; "happen" is not what the rule is about
+    ("she won $6,000 on a scratch off, whats going to happen with her snap", ["won", "6", "000", "scratch", "going",
+                                                                              "snap"]),
 ])
 def test_how_a_question_is_typed_is_not_its_topic(typed: str, topic: list[str]) -> None:
     assert question_terms(typed) == topic
