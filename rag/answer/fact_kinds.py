@@ -196,7 +196,10 @@ NEEDS = (
                               # the notice owed before a cut ("the notice only came the day her benefits loaded.
                               # dont they have to give 10 days notice first??"): the adverse-action rules
                               r"|\b(?:10|ten)[- ]days?'?\s+(?:advance\s+|advanced\s+)?notice\b|\badvance(?:d)? notice\b"
-                              r"|\badverse action\b", re.I | re.S)),
+                              r"|\badverse action\b"
+                              # a homeless household's meals bought with its benefits (273.11(h)): a rule, not where
+                              # the card is taken ("if shes homeless can she use her snap at places that serve meals")
+                              r"|^(?=.*\bhomeless\b)(?=.*\bmeals?\b)", re.I | re.S)),
     # What the benefits can buy is defined apart from the eligibility rules (7 CFR 271.2 "eligible foods"); only
     # for an item other than food itself ("use her ebt card to buy food for her" asks who may shop).
     Need("what the benefits can buy",

@@ -300,6 +300,7 @@ def test_questions_for_facts_the_sections_do_not_hold_have_no_evidence(question:
     "she is currently on ssi, what is the resource limit",  # "currently" is her situation, not this year's figure
     "19 yr old, no kids, not working rn. is he under the 3 month limit?",  # "rn" is his situation, not the figure's
     "if her UI gets approved, does it count as income for snap?",  # UI told of, its income asked
+    "if hes homeless can he use his ebt at places that serve meals to homeless people?",  # 273.11(h)
     "the notice came the day her benefits loaded, dont they have to give 10 days notice first?",  # adverse action
     "if her recert is approved, does she get a new cert period right away?",  # a rule, no status asked
     "can her hearing still be held if she moves?",  # a rule about hearings
