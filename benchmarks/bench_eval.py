@@ -651,6 +651,38 @@ unanswerable questions: expect the hidden set to land lower than 1.000.
 - Session 16, tried and not kept: stopword tokens left out of the static embeddings' mean (a store re-ingested
   that way: read sets hit@3 0.662 -> 0.647, cites +1); searching a follow-up's own words alone (of the read sets'
   71 follow-ups, alone they find the gold paragraph for 5 the thread misses and lose 15 it finds).
+- Session 17, measured on the same twelve unread sets (session 16's last code, 0d5dad5, against this session's last):
+  first turns paragraph hit@3 0.677 -> 0.689, cite 0.551 -> 0.575; answers citing gold over all 642 answerable 332
+  -> 354 (0.517 -> 0.551); follow-ups citing gold 40 -> 49 of 112 (paragraph hit@3 53 -> 60); answerable refused
+  22 -> 18 (0.034 -> 0.028); unanswerable refused 161 of 182 (0.885) unchanged. Two sets written this session and
+  kept for the end (probe40, probe41, committed before any run): hit@3 0.567 -> 0.578, first-turn cite 0.444 ->
+  0.467, all answerable 50 -> 53 of 110, refused 9 -> 8 of 110 answerable and 25 -> 26 of 30 unanswerable.
+- Session 17, what moved them, each kept only when the unread sets did not lose:
+  - a follow-up moves on from what the navigator has read (rag/search/paragraphs.py `read_later`, rag/answer/
+    extractive.py READ_PENALTY): the previous answer's paragraphs 3 places down the ranking and 0.5 lower in the
+    answer. Follow-ups of the unread sets (with probe34-39's, 197): paragraph hit@3 96 -> 109, cite 74 -> 78
+    without the answer's penalty, 77 with it; the read sets' 141: hit 75 -> 85, cite 65 -> 70 without, 75 with;
+  - tables quoted (rag/answer/table_rows.py): a row read with its header in the source's words. 50 of the 1,776
+    answerable regulation-set questions have a gold paragraph in a table (273.18's collection rules, 273.8(h)(4)'s
+    chart) that no extractive answer could quote; with it, and a heading in the policy's words crediting the
+    sentences under it at half weight: unread 344 -> 351, read 501 -> 514;
+  - the retrieval's best quotable paragraph among its first three (was two) joins the answer: 351 -> 353;
+  - the no-answer gate judges a question told at length on its asking sentence too (the last, ending in "?"):
+    answerable refused 22 -> 19 unread, 32 -> 23 read (a health worker's long questions, probe39: 15 -> 10 of 55),
+    unanswerable unchanged; "happen" is how a question is asked, not its topic (one more each);
+  - the gate's kinds (tests/rag/answer/test_answerability.py): "rn" as this year only after the figure asked, the
+    notice owed before a cut as a rule, "did her expedited get approved yet" and "is his hearing still on" as
+    case lookups, "UI" and "how long does it take to approve" another program, "this fiscal yr", a homeless
+    household's meals as a rule;
+  - glossary concepts from the read sets' misses (probe35-37, 39 and the read follow-ups), each in several
+    wordings: joint accounts, pay that comes late, a fake address or snap in two states (five unread questions
+    gained), an ABAWD who loses the job again, how much a claim takes each month (now "allotment reduction", not
+    the generic "claim collection" that credited the retention-rate table), too little snap, who is still on the
+    hook, a union walkout, an X for a signature.
+- Session 17, tried and not kept: the asking sentence of a long question searched twice (probe39 +3 cites, other
+  unread sets -1 hit); "monthly", "weekly", "now", "then", "already" as glossary fillers (no question changed);
+  "for $1", "how long is he out" (an unread question lost its section); the sentence with "?" wherever it stands
+  as the asking sentence (4 unanswerable answered).
 
 
 Paragraph ranking variants measured over all candidate paragraphs (first turns, hit@3, odd / even qids):
