@@ -724,7 +724,8 @@ share, which static word vectors do not bridge, is the limit. A stronger model w
 package and, at query time, far more than this step's ~2 ms budget per question.
 
 Not met on this set: answers citing a gold paragraph (0.667 since session 17, 0.657 in session 16; target 0.70).
-Paragraph hit@3 is 0.844 (target 0.75; 0.778 after session 9's learned ranking, 0.700 before it, 0.833 before session 16's glossary).
+Paragraph hit@3 is 0.844 (target 0.75; 0.778 after session 9's learned ranking, 0.700 before it, 0.833 before
+session 16's glossary).
 Over all candidate paragraphs the gold one is in the top 5 for 0.71 of first turns and in the top 10 for 0.78,
 and 0.99 have it among the candidates: the ranking of paragraphs, not the candidate set, is the limit. The
 misses are mostly wording the paragraph does not share ("apply today without paperwork" for the minimum
