@@ -475,12 +475,14 @@ def free_port() -> int:
 def test_sigterm_mid_turn_finishes_the_answer_then_stops(bot: Bot) -> None:
     slow = SlowHandler(bot.handler, pause=1.0)
     bot.handler = slow  # type: ignore[assignment]
-    port = free_port()
     seen: dict[str, Any] = {}
 
     async def scenario() -> None:
         fake = FakeSlack()
         await fake.start()
+        # Picked once the fake Slack holds its own port: picked before, the system could hand the port just probed
+        # to the fake, and the server then failed to bind ("address already in use", a flaky run in session 17).
+        port = free_port()
         app = build_server_app(bot, bot.core.settings, slack(fake.api_url), teams())
         serving_task = asyncio.create_task(run(app, "127.0.0.1", port))  # the real signal handling
         url = f"http://127.0.0.1:{port}"
