@@ -61,9 +61,10 @@ RANKED_ROOM = 40
 RANKED_OVERLAP = 0.8
 RANKED_MEANING = 0.7
 # A follow-up asks for what the previous answer did not say: a sentence of a paragraph it quoted (AnswerRequest.
-# already_read) scores this much less, so the answer moves on unless nothing else matches nearly as well. With the
-# paragraphs also moved down the ranking (rag/search/paragraphs.py read_later), session 17: follow-ups citing a gold
-# paragraph 65 -> 71 of 141 on the read regulation sets (0.3: 70, 1.0: 67) and 54 -> 55 of 142 on unread ones.
+# already_read) scores this much less, so the answer moves on unless nothing else matches nearly as well. Session 17,
+# follow-ups citing a gold paragraph with the paragraphs moved down the ranking (rag/search/paragraphs.py read_later)
+# and without / with this: the read regulation sets' 141, 70 / 75 (first measured at 0.3 / 0.5 / 1.0: 70 / 71 / 67);
+# the unread sets' 197, 78 / 77 (65 and 74 on the session's first code).
 READ_PENALTY = 0.5
 SECOND_PASSAGE = 0.9  # share of the best score another paragraph needs to join the answer
 PHRASE_WEIGHT = 0.5

@@ -91,9 +91,8 @@ def _as_retrieved(hits: list[SearchHit], subs: list[tuple[int, SubChunk]]) -> li
 # A follow-up asks for what the previous answer did not say, yet it is searched with the thread's words, so the
 # paragraphs that answer quoted come first again: on the read regulation sets the answer re-quoted one of them for 63
 # of 141 follow-ups, 37 of which then cited no gold paragraph, while the gold paragraph was among them for only 14.
-# They move READ_PLACES down
-# the paragraph ranking, below what the navigator has not seen; the extractive answerer also scores them lower
-# (rag/answer/extractive.py READ_PENALTY). Figures in benchmarks/RESULTS.md (session 17).
+# They move READ_PLACES down the paragraph ranking, below what the navigator has not seen; the extractive answerer
+# also scores them lower (rag/answer/extractive.py READ_PENALTY). Figures in benchmarks/RESULTS.md (session 17).
 READ_PLACES = 3
 
 
