@@ -660,8 +660,9 @@ unanswerable questions: expect the hidden set to land lower than 1.000.
 - Session 17, what moved them, each kept only when the unread sets did not lose:
   - a follow-up moves on from what the navigator has read (rag/search/paragraphs.py `read_later`, rag/answer/
     extractive.py READ_PENALTY): the previous answer's paragraphs 3 places down the ranking and 0.5 lower in the
-    answer. Follow-ups of the unread sets (with probe34-39's, 197): paragraph hit@3 96 -> 109, cite 74 -> 78
-    without the answer's penalty, 77 with it; the read sets' 141: hit 75 -> 85, cite 65 -> 70 without, 75 with;
+    answer. Follow-ups of the twelve unread sets and probe34-39 (197; probe35, 36 and 39 read by then): hit@3
+    96 -> 109, cite 74 -> 78 without the answer's penalty, 77 with it; the read sets' 141: hit 75 -> 85, cite 65 ->
+    70 without, 75 with;
   - tables quoted (rag/answer/table_rows.py): a row read with its header in the source's words. 50 of the 1,776
     answerable regulation-set questions have a gold paragraph in a table (273.18's collection rules, 273.8(h)(4)'s
     chart) that no extractive answer could quote; with it, and a heading in the policy's words crediting the

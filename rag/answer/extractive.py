@@ -64,7 +64,7 @@ RANKED_MEANING = 0.7
 # already_read) scores this much less, so the answer moves on unless nothing else matches nearly as well. Session 17,
 # follow-ups citing a gold paragraph with the paragraphs moved down the ranking (rag/search/paragraphs.py read_later)
 # and without / with this: the read regulation sets' 141, 70 / 75 (first measured at 0.3 / 0.5 / 1.0: 70 / 71 / 67);
-# the unread sets' 197, 78 / 77 (65 and 74 on the session's first code).
+# the twelve unread sets' and probe34-39's 197, 78 / 77 (65 and 74 on the session's first code).
 READ_PENALTY = 0.5
 SECOND_PASSAGE = 0.9  # share of the best score another paragraph needs to join the answer
 PHRASE_WEIGHT = 0.5
