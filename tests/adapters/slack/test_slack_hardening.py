@@ -286,6 +286,21 @@ def evil_citation(n: int, url: str | None, title: str = EVIL_TITLE) -> Citation:
                     quote="Zebrafinch <!everyone> allowance " * 5)
 
 
+TABLE_ROW_CITATION = Citation(
+    number=2, doc_id="7-cfr-273", chunk_id="7-cfr-273::397", sub_id="7-cfr-273::397.20", title="7 CFR Part 273",
+    heading_path=["§ 273.18 Claims against households.", "(g) Collection methods", "(iii)"], url=None, page=None,
+    quote="| Amount in excess of the resource limit | Period of disqualification (months) |\n|---|---|\n"
+          "| (iii) For an IHE or AE claim, limit the amount reduced to <!here> $10 | the household agrees. |")
+
+
+def test_a_quoted_table_row_renders_inert() -> None:
+    view = AnswerView("a1", "As a State agency, you must (iii) limit it [1].", "concise", [TABLE_ROW_CITATION], "q",
+                      "q")
+    for expanded in (False, True):
+        message = answer_message(view, expanded=expanded)
+        assert_inert(message.blocks, message.text)
+
+
 EVIL_URLS = ["https://x|<!channel>", "javascript:alert(1)", "https://ok.example/a b", "https://ok.example/>",
              "https://ok.example/\u202eexe.fdp", "data:text/html,<b>x</b>", "https://", "//evil.example/",
              "https://ok.example/?a=1&b=2"]
@@ -422,6 +437,7 @@ def test_generated_block_kit_type_checks_against_the_official_slack_types(tmp_pa
     """Every kind of message and the modal, malicious citations included, as TypeScript literals typed with
     @slack/types (KnownBlock[], ModalView): `tsc --strict --noEmit` refuses an unknown block, field or value."""
     citations = [evil_citation(i + 1, EVIL_URLS[i % len(EVIL_URLS)]) for i in range(60)]
+    citations[1] = TABLE_ROW_CITATION  # an extractive answer quotes a table's row as stored, pipes and all
     view = AnswerView("a1", "The allowance is paid <!here> monthly [1].", "concise", citations, "q", "other q")
     messages = [answer_message(view), answer_message(view, expanded=True), plain_message("Hello <!here>"),
                 feedback_confirmation(False, "a1"), feedback_confirmation(True, "a1")]

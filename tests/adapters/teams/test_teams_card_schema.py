@@ -49,11 +49,17 @@ def every_card() -> dict[str, dict[str, Any]]:
     no-answer, a crafted document's card, command replies, help and an apology."""
     crafted = Citation(number=1, doc_id="evil", chunk_id="evil::0", sub_id="evil::0.0", title=TITLE,
                        heading_path=[HEADING, SUBHEADING], url="javascript:alert(1)", page=None, quote=PARAGRAPH)
+    table_row = Citation(number=1, doc_id="7-cfr-273", chunk_id="c::0", sub_id="c::0.3", title=TITLE,
+                         heading_path=[HEADING, SUBHEADING], url=None, page=None,
+                         quote="| As a State agency, you must . . . | Unless . . . |\n|---|---|\n| (iii) For an IHE or "
+                               "AE claim, limit the amount reduced to $10 | the household agrees. |")
     cards = {"short answer": answer_card("Yes **if** they work [1].\n(Offline note.)", regulation(1, 500), "a1",
                                          "concise", understood_as="Can students get SNAP?"),
              "rated answer": answer_card("Yes [1].", regulation(2, 900), "a1", "kids", feedback=False),
              "no-answer": answer_card("I couldn't find this.", [], "a2", "concise"),
              "crafted document": answer_card("Students can [1].", [crafted], "a3", None),
+             "table row quoted": answer_card("As a State agency, you must (iii) limit it [1].", [table_row], "a4",
+                                             None),
              "help": notice_card(HELP),
              "mood reply": notice_card("I don't know the mood '[x](https://evil.example)'.\n"
                                        "Change it with `mood <name>`."),
