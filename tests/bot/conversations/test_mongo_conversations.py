@@ -190,7 +190,7 @@ def test_settings_choose_mongodb_conversations(monkeypatch: pytest.MonkeyPatch, 
 
 def test_closing_the_bridge_ends_calls_in_flight_at_once() -> None:
     """A turn still waiting for MongoDB when the bot shuts down gets an error now, not after its whole timeout."""
-    bridge = AsyncBridge()
+    bridge = AsyncBridge(name="navibot-mongo-closing")  # its own name: another test's bridge may still be running
     failures: list[BaseException] = []
     running = threading.Event()
 
@@ -212,7 +212,7 @@ def test_closing_the_bridge_ends_calls_in_flight_at_once() -> None:
     waiting.join(timeout=5)
     assert not waiting.is_alive() and time.monotonic() - started < 5
     assert len(failures) == 1 and "closed before MongoDB answered" in str(failures[0])
-    assert "navibot-mongo" not in [t.name for t in threading.enumerate()]
+    assert "navibot-mongo-closing" not in [t.name for t in threading.enumerate()]
     with pytest.raises(RuntimeError, match="closed"):
         bridge.run(asyncio.sleep(0))
 
