@@ -192,7 +192,7 @@ NEEDS = (
                     r"\b(?:change|reset|choose|select) (?:your|a|the|their) PIN\b", re.I),
          rule_when=re.compile(r"^(?=.*\b(?:expedited|emergency (?:snap|food stamps?|benefits)|fast[- ]?track|"
                               r"quick snap)\b)(?=.*\b(?:by when|how (?:soon|fast|quickly|many days|long)|"
-                              r"when (?:should|will|would|does|do|must|has)|til|until)\b)"
+                              r"when (?:should|will|would|does|do|must|has)|til|until|(?:the )?latest|deadline)\b)"
                               # the notice owed before a cut ("the notice only came the day her benefits loaded.
                               # dont they have to give 10 days notice first??"): the adverse-action rules
                               r"|\b(?:10|ten)[- ]days?'?\s+(?:advance\s+|advanced\s+)?notice\b|\badvance(?:d)? notice\b"

@@ -389,6 +389,9 @@ def test_questions_for_facts_the_sections_do_not_hold_have_no_evidence(question:
     "shes 52 and sleeping in her car right now, does the abawd time limit apply to her",  # her situation now
     "she got approved for expedited snap, how soon should it be on her card",  # expedited service's deadline
     "how many days until the emergency food stamps are on her ebt card",
+    # session 18: the deadline asked as "the latest" or "the deadline"
+    "she qualifies for expedited. whats the latest the benefits can be on her card",
+    "approved for emergency snap, whats the deadline for it to show up on her ebt card",
     "she is waiting on her unemployment claim, does she still have to register for work",  # her situation
     "his wife's tanf just got closed, does that end their snap too",  # a change the SNAP rules act on
     "is a household on ssi automatically eligible for snap",  # SNAP's own categorical eligibility
