@@ -233,7 +233,10 @@ NEEDS = (
     Need("an online account's logistics",
          # trouble with one ("reset her password", "locked out", "cant log in"), not a page's steps that name one
          re.compile(r"\b(?:reset|forgot|forgotten|recover|lost|can'?t remember)\w*\s+(?:[\w']+\s+){0,3}?(?:password|"
-                    r"username|user name|login)\b|\blocked out\b|\baccount (?:is |got |was )?locked\b|"
+                    r"username|user name|login)\b|"
+                    # locked out of an account, not "locked out" by an employer (a lockout, 273.1(e)) or off the program
+                    r"\blocked out of (?:(?:her|his|their|the|my|an?)\s+)?(?:[\w-]+\s+){0,2}?(?:account|portal|app|"
+                    r"website|site|login|profile)\b|\baccount (?:is |got |was )?locked\b|"
                     r"\b(?:can'?t|cannot|unable to|won'?t let (?:her|him|them|me))\s+(?:log|sign) ?in(?:to)?\b|"
                     r"\b(?:can'?t|cannot|unable to|how (?:do|does|can) (?:i|she|he|they))\s+upload\b|"
                     r"\bupload\w*\b(?:\s+\w+){0,4}?\s+(?:to|on|into|through|in)\s+(?:the\s+)?(?:[\w-]+\s+){0,2}?(?:app|"

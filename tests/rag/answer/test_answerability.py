@@ -101,6 +101,7 @@ SNAP_RULES = [hit("A SNAP household must apply at the SNAP office. SNAP benefits
     ("could you schedule her for an interview next week", "a case lookup"),
     # a website's account, and other programs by other names
     ("she got locked out of her account on the benefits portal", "online account"),
+    ("shes locked out of the snap app, what does she do", "online account"),
     ("how do her kids get free lunch at school", "asks about school meals"),
     ("how do i sign the twins up for summer ebt", "asks about Summer EBT"),
     ("how does he file for unemployment", "asks about unemployment"),
@@ -389,6 +390,9 @@ def test_questions_for_facts_the_sections_do_not_hold_have_no_evidence(question:
     "shes 52 and sleeping in her car right now, does the abawd time limit apply to her",  # her situation now
     "she got approved for expedited snap, how soon should it be on her card",  # expedited service's deadline
     "how many days until the emergency food stamps are on her ebt card",
+    # session 18: an employer's lockout and a disqualification are not an account locked
+    "the plant locked out all the workers last week, not a strike. is he treated like a striker",
+    "how long is he locked out of snap if its his first time",
     # session 18: the deadline asked as "the latest" or "the deadline"
     "she qualifies for expedited. whats the latest the benefits can be on her card",
     "approved for emergency snap, whats the deadline for it to show up on her ebt card",
