@@ -114,7 +114,9 @@ class Engine:
         k = k or self.top_k
         started = time.perf_counter()
         depth = max(k, self.rerank_candidates) if self.reranker is not None else k
-        hits = self.retriever.search(rewrite.search_text, k=depth, tags=tags, groups=groups)
+        # A follow-up read with its thread: its own words also rank the paragraphs (rag/search/retrieve.py).
+        own_words = question if rewrite.follows and question.strip() != rewrite.standalone.strip() else ""
+        hits = self.retriever.search(rewrite.search_text, k=depth, tags=tags, groups=groups, follow_up=own_words)
         timings["retrieve"] = (time.perf_counter() - started) * 1000
         if self.reranker is not None:
             started = time.perf_counter()

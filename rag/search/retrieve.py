@@ -10,6 +10,7 @@ The four rankings are fused. On doc2dial each added ranking raised recall (see b
    chunk's fused rank. The chunks of the best three are put among the first five hits: a long regulation section
    is split into many chunks, and the one holding the answering paragraph is often not among the best by its whole
    text. Each hit carries its paragraphs' ranks, which rag/search/paragraphs.py uses without embedding them again.
+   A follow-up searched with its thread's words has its paragraphs ranked by its own words too (FOLLOW_UP_WEIGHT).
 """
 
 from __future__ import annotations
@@ -46,6 +47,14 @@ RRF_K = 5
 PARAGRAPH_RRF_K = 10
 PULLED = 3  # the chunks of the best 3 paragraphs are put among the first PULL_WITHIN hits
 PULL_WITHIN = 5  # the hits an answer is written from (NAVIBOT_TOP_K's default)
+# A follow-up is searched with the thread's words ("client wants to appeal … will she keep getting the same amount
+# while she waits"), which pick the right sections but rank first the paragraphs the thread was about. Its own words
+# rank the same candidates' paragraphs a second time, and the two orders are fused with equal weight: the thread
+# finds where, the follow-up what; a tie goes to the follow-up's own order. Session 19, follow-ups citing a gold
+# paragraph: the read regulation sets 106 -> 110 of 211, the twelve unread sets 49 -> 51 of 112, probe34/38/40/41
+# 27 -> 30 of 65 (weight 2 and 0.5 were no better); doc2dial's answers holding a gold span 0.612 -> 0.636, at ~5 ms
+# more per follow-up (a second sentence ranking over the same candidates). First turns are not touched.
+FOLLOW_UP_WEIGHT = 1.0
 DIVERSE = 3  # the first hits: not all from one section when a runner-up section is among the first PULL_WITHIN
 
 
@@ -116,19 +125,27 @@ class Retriever:
         norm = float(np.linalg.norm(blended))
         return blended / norm if norm > 0 else vector
 
+    def _searched(self, text: str) -> tuple[str, np.ndarray | None]:
+        """What the lexical search reads (the question on one line, the glossary's policy terms on the next) and the
+        query vector, for a question already spell-corrected."""
+        expansion = self.glossary.expand(text) if self.glossary is not None else Expansion()
+        vector = self._query_vector(text, expansion)
+        text = " ".join(text.split())  # one line: the store reads the question's own words from the first
+        if expansion:
+            log.debug("glossary: %s -> %s", ", ".join(expansion.matched), expansion.text)
+            text = f"{text}\n{expansion.text}"  # lexical: the question's words first, then the policy terms
+        return text, vector
+
     def search(self, query: str, k: int = 5, tags: list[str] | None = None,
-               groups: list[str] | None = None) -> list[SearchHit]:
+               groups: list[str] | None = None, follow_up: str = "") -> list[SearchHit]:
+        """The best k chunks for `query`. `follow_up`: the navigator's own words when `query` is a follow-up read
+        with its thread; they rank the candidates' paragraphs a second time (FOLLOW_UP_WEIGHT)."""
         query = self.spelled(query.strip())  # before both paths: the lexical and the vector search see the fix
         if not query:
             return []
         filters = Filters.of(tags, groups)
         n = max(self.candidates, k)
-        expansion = self.glossary.expand(query) if self.glossary is not None else Expansion()
-        vector = self._query_vector(query, expansion)
-        query = " ".join(query.split())  # one line: the store reads the question's own words from the first
-        if expansion:
-            log.debug("glossary: %s -> %s", ", ".join(expansion.matched), expansion.text)
-            query = f"{query}\n{expansion.text}"  # lexical: the question's words first, then the policy terms
+        query, vector = self._searched(query)
         rankings_of = getattr(self.store, "candidate_rankings", None)
         if rankings_of is not None:  # a store that gets both in one round trip (MongoDB's $rankFusion)
             by_vector, by_lexical = rankings_of(query, vector, n, filters)
@@ -147,6 +164,13 @@ class Retriever:
         # The fused paragraph order picks the sections that hold the best paragraphs; the learned one orders
         # the paragraphs the answer quotes (re-picking sections by it cost doc2dial a later turn's page).
         fused_paragraphs, paragraphs = rank_candidate_paragraphs(evidence, fused)
+        own = self.spelled(follow_up.strip()) if evidence_of is not None else ""
+        if own and FOLLOW_UP_WEIGHT > 0:
+            own_text, own_vector = self._searched(own)
+            _, by_own_words = rank_candidate_paragraphs(evidence_of(own_text, own_vector, candidates), fused)
+            # its own order first: a tie goes to what the navigator asks now
+            paragraphs = [sub for sub, _ in reciprocal_rank_fusion(
+                [by_own_words, paragraphs], [FOLLOW_UP_WEIGHT, 1.0], k=PARAGRAPH_RRF_K)]
         top = with_best_paragraphs(fused, fused_paragraphs, evidence.chunk_of, k)
         vrank = {cid: i for i, cid in enumerate(by_vector, start=1)}
         lrank = {cid: i for i, cid in enumerate(by_lexical, start=1)}

@@ -56,7 +56,7 @@ class BusyRetriever:
         self.peak = peak
 
     def search(self, query: str, k: int = 5, tags: list[str] | None = None,
-               groups: list[str] | None = None) -> list[SearchHit]:
+               groups: list[str] | None = None, follow_up: str = "") -> list[SearchHit]:
         with self.peak:
             hits: list[SearchHit] = self.inner.search(query, k=k, tags=tags, groups=groups)
             end = time.perf_counter() + CPU_SECONDS

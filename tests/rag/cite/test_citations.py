@@ -188,11 +188,13 @@ class StubRetriever:
     def __init__(self, hits: list[SearchHit]) -> None:
         self.hits = hits
         self.queries: list[str] = []
+        self.follow_ups: list[str] = []  # the follow-up's own words, "" for a question read alone
         self.glossary: Glossary | None = None  # as a Retriever without a glossary file
 
     def search(self, query: str, k: int = 5, tags: list[str] | None = None,
-               groups: list[str] | None = None) -> list[SearchHit]:
+               groups: list[str] | None = None, follow_up: str = "") -> list[SearchHit]:
         self.queries.append(query)
+        self.follow_ups.append(follow_up)
         return self.hits[:k]
 
 
@@ -257,6 +259,11 @@ def test_engine_gives_the_answerer_the_question_as_asked_the_standalone_one_and_
     assert request.standalone == outcome.standalone == f"{QUESTION} what if they work 20 hours a week?"
     assert list(request.history) == history and request.mood == MOOD
     assert queries(engine) == [f"{outcome.standalone}\nOnly with an exemption. [1]"]  # with the last answer
+    # its own words rank the paragraphs too (rag/search/retrieve.py FOLLOW_UP_WEIGHT); a question read alone has none
+    assert isinstance(engine.retriever, StubRetriever)
+    assert engine.retriever.follow_ups == ["what if they work 20 hours a week?"]
+    engine.answer("new question - how do I apply for WIC?", history, MOOD)
+    assert engine.retriever.follow_ups[-1] == ""
 
 
 def test_engine_tells_the_answerer_and_the_ranking_what_a_follow_up_has_already_read() -> None:

@@ -141,7 +141,7 @@ class StubRetriever:
         self.glossary: Glossary | None = None  # as a Retriever without a glossary file
 
     def search(self, query: str, k: int = 5, tags: list[str] | None = None,
-               groups: list[str] | None = None) -> list[SearchHit]:
+               groups: list[str] | None = None, follow_up: str = "") -> list[SearchHit]:
         return self.found[:k]
 
 

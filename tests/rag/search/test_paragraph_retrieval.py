@@ -148,3 +148,39 @@ def test_the_first_three_hits_are_not_all_one_section_when_another_is_close() ->
     assert with_another_section([*pages, _chunk("q", "Apply", doc="other")]) == ["p0", "p1", "q", "p2"]
     assert with_another_section([*pages, _chunk("r", "Eligibility", doc="page")]) == ["p0", "p1", "r", "p2"]
     assert section_of(abawd) == ("reg", "273.24") and section_of(_chunk("z")) == ("reg", "")
+
+
+APPEALS = """# Fair hearings
+
+## Asking for a hearing
+
+A household that wants to appeal a cut to its food benefits may ask for a fair hearing. It has 90 days from the
+notice to ask for the hearing, and it may ask in writing or by phone.
+
+An appeal of a cut to food benefits is heard by an official who took no part in the decision being appealed.
+
+## While the hearing is pending
+
+Benefits continue unchanged, at the same amount, while the household waits for the decision, when it asks within
+the notice period.
+"""
+
+
+def test_a_follow_ups_own_words_rank_the_paragraphs_too(core: Core, tmp_path: Path) -> None:
+    write(tmp_path / "kb" / "appeals.md", APPEALS)
+    core.ingestor.ingest_paths([tmp_path / "kb"])
+    thread = "client wants to appeal the cut to her food benefits, how long does she have to ask for a hearing"
+    follow_up = "will she keep getting the same amount while she waits"
+
+    def first_paragraph(hits: list) -> str:  # type: ignore[type-arg]
+        best = min((rank, sub) for hit in hits for sub, rank in hit.paragraph_ranks.items())[1]
+        return next(s.text for h in hits for s in h.chunk.subchunks if s.sub_id == best)
+
+    searched = f"{thread} {follow_up}"
+    # Read with its thread alone, the follow-up finds the paragraph the thread was about first.
+    assert "90 days" in first_paragraph(core.retriever.search(searched, k=5))
+    # Its own words rank the same candidates again: the paragraph it asks about comes first.
+    assert "continue unchanged" in first_paragraph(core.retriever.search(searched, k=5, follow_up=follow_up))
+    # The chunks found are the same: the thread still decides where to look.
+    assert [h.chunk.chunk_id for h in core.retriever.search(searched, k=5, follow_up=follow_up)] == \
+        [h.chunk.chunk_id for h in core.retriever.search(searched, k=5)]
