@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Literal, Protocol
 
+from rag.answer.answerability import PROGRAM_SECTIONS
 from rag.answer.answerer import Answerer, AnswerRequest, StreamingAnswerer
 from rag.answer.budget import current_budget, note_fallback, turn_budget
 from rag.answer.compute_gate import ComputeGate, waiting_on_model
@@ -66,6 +67,13 @@ def no_answer_text(closest: list[str]) -> str:
     return text + " Try rephrasing with the program's name (SNAP, Medicaid, WIC…) and the situation."
 
 
+# The sections retrieved for a turn, at least: the gate judges which program they are about from this many. Session
+# 19: with the answer's five only, a SNAP question over sections that do not repeat the program's name was refused
+# as asking about a program they do not name. Answerable refused: 17 -> 15 of 642 on the twelve unread sets, 22 ->
+# 21 of 1,045 on the read ones; unanswerable refused 161 -> 162 of 182 and 664 -> 666 of 705.
+GATE_SECTIONS = PROGRAM_SECTIONS
+
+
 class Engine:
     def __init__(self, retriever: Retriever, rewriter: Rewriter, answerer: Answerer, top_k: int = 5,
                  reranker: Reranker | None = None, rerank_candidates: int = 30,
@@ -111,7 +119,9 @@ class Engine:
         if spelled is not None and (standalone := spelled(rewrite.standalone)) != rewrite.standalone:
             rewrite = replace(rewrite, standalone=standalone)
         timings["rewrite"] = (time.perf_counter() - started) * 1000
-        k = k or self.top_k
+        # The answer is written from the best top_k; the no-answer gate also reads what the best GATE_SECTIONS are
+        # about (rag/answer/answerability.py PROGRAM_SECTIONS), so at least that many are retrieved.
+        k = max(k or self.top_k, GATE_SECTIONS)
         started = time.perf_counter()
         depth = max(k, self.rerank_candidates) if self.reranker is not None else k
         # A follow-up read with its thread: its own words also rank the paragraphs (rag/search/retrieve.py).
@@ -184,13 +194,13 @@ class Engine:
         """`compose` for a question, history and rewrite already as they may leave the process (the rewrite was
         made from the redacted question and history, so it holds nothing the redaction would change)."""
         timings = {} if timings is None else timings
-        hits = hits[: self.top_k]
+        gate_hits, hits = hits, hits[: self.top_k]
         closest = list(dict.fromkeys(h.chunk.heading_text for h in hits[:3]))
         outcome = Outcome("no_answer", no_answer_text(closest), rewrite.standalone, closest=closest, hits=hits,
                           timings_ms=timings)
         if hits:
             started = time.perf_counter()
-            coverage = evidence(question, rewrite.standalone, hits, self.retriever.glossary)
+            coverage = evidence(question, rewrite.standalone, gate_hits, self.retriever.glossary)
             request = AnswerRequest(question, rewrite.standalone, history, hits, mood, coverage,
                                     already_read(rewrite, history))
             if progress is None:

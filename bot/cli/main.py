@@ -216,8 +216,9 @@ def cmd_eval(args: argparse.Namespace, settings: Settings) -> int:
                     expansion = glossary.expand(rewrite.standalone).text if glossary is not None else ""
                     paragraphs = [p.sub for p in rank_paragraphs(rewrite.standalone, hits, core.embedder,
                                                                  expansion=expansion)]
+                # the evidence as the engine's gate read it: from all the hits, not only the answer's top_k
                 return EvalTurn(hits, rewrite.standalone, outcome.text, outcome.kind != "answer", outcome.citations,
-                                paragraphs, evidence(question, rewrite.standalone, hits[:engine.top_k], glossary))
+                                paragraphs, evidence(question, rewrite.standalone, hits, glossary))
 
             try:
                 report = (evaluate_sections(questions, run, args.out) if sectioned

@@ -164,8 +164,8 @@ class Retriever:
         # The fused paragraph order picks the sections that hold the best paragraphs; the learned one orders
         # the paragraphs the answer quotes (re-picking sections by it cost doc2dial a later turn's page).
         fused_paragraphs, paragraphs = rank_candidate_paragraphs(evidence, fused)
-        own = self.spelled(follow_up.strip()) if evidence_of is not None else ""
-        if own and FOLLOW_UP_WEIGHT > 0:
+        own = self.spelled(follow_up.strip()) if follow_up.strip() else ""
+        if own and evidence_of is not None and FOLLOW_UP_WEIGHT > 0:
             own_text, own_vector = self._searched(own)
             _, by_own_words = rank_candidate_paragraphs(evidence_of(own_text, own_vector, candidates), fused)
             # its own order first: a tie goes to what the navigator asks now

@@ -283,6 +283,27 @@ def test_engine_tells_the_answerer_and_the_ranking_what_a_follow_up_has_already_
     assert answerer.requests[-1].already_read == frozenset()
 
 
+def test_the_gate_reads_what_the_best_ten_sections_are_about_and_the_answer_the_best_five() -> None:
+    # The best five sections never say the program's name, the next five do: a question asking into SNAP asks about
+    # this knowledge base's program. Read from the five alone, it was refused as asking about a program they do not
+    # name (rag/answer/answerability.py PROGRAM_SECTIONS).
+    plain = [hit(f"rules::{i}", [sub(f"rules::{i}.0", "A student enrolled at least half-time in college cannot apply "
+                                                       "unless an exemption applies.")], title="Student rules")
+             for i in range(5)]
+    named = [hit(f"snap::{i}", [sub(f"snap::{i}.0", "SNAP households apply for SNAP benefits at the SNAP office.")],
+                 title="Applying") for i in range(5)]
+    engine, answerer = engine_with(Draft("Rule. [1]", ["rules::0.0"]), hits=plain + named)
+    outcome = engine.answer("can a college student apply for snap?", [], MOOD)
+    [request] = answerer.requests
+    assert request.coverage > 0 and outcome.kind == "answer"
+    assert [h.chunk.chunk_id for h in request.hits] == [f"rules::{i}" for i in range(5)]  # the answer's top_k
+    assert [h.chunk.chunk_id for h in outcome.hits] == [f"rules::{i}" for i in range(5)]
+    # Without the next five, the same question has no evidence.
+    engine, answerer = engine_with(Draft("Rule. [1]", ["rules::0.0"]), hits=plain)
+    engine.answer("can a college student apply for snap?", [], MOOD)
+    assert answerer.requests[-1].coverage == 0.0
+
+
 def test_engine_drops_a_misquoted_citation_and_keeps_the_true_one() -> None:
     engine, _ = engine_with(Draft("Rule. [1] Everyone qualifies. [2]", ["students::0.0", "students::1.0"],
                                   claimed_quotes={"students::1.0": "Every student can get SNAP.",

@@ -11,6 +11,7 @@ import pytest
 from bot.config.settings import Settings
 from bot.wiring.runtime import Core, build_bot
 from rag.answer.moods import MoodBook
+from rag.engine import GATE_SECTIONS
 from tests.fakes.fake_models import FakeServer, overlap
 from tests.fakes.fake_rerankers import FakeInfinity, FakeTei, FakeVllmRerank
 
@@ -38,7 +39,7 @@ def test_an_on_prem_reranker_orders_the_candidates_without_a_key(demo: Core, ser
         bot.close()
     [call] = server.calls
     assert call.path == "/v2/rerank" and call.body["model"] == "BAAI/bge-reranker-base"
-    assert len(call.body["documents"]) == 20 and call.body["top_n"] == 5 and call.body["query"] == STUDENTS
+    assert len(call.body["documents"]) == 20 and call.body["top_n"] == GATE_SECTIONS and call.body["query"] == STUDENTS
     assert outcome.fallbacks == [] and outcome.kind == "answer"
     fused = demo.retriever.search(STUDENTS, k=20)
     expected = sorted(fused, key=lambda h: -overlap(STUDENTS, f"{h.chunk.heading_text}\n\n{h.chunk.text}"[:6000]))

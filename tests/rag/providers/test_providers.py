@@ -27,7 +27,7 @@ from rag.answer.answerer import UNAVAILABLE_NOTICE, FallbackAnswerer
 from rag.answer.extractive import ExtractiveAnswerer
 from rag.answer.moods import MoodBook
 from rag.answer.rewrite import Exchange, HeuristicRewriter
-from rag.engine import Engine
+from rag.engine import GATE_SECTIONS, Engine
 from rag.providers.cohere import CohereEmbedder, CohereReranker, cohere_failover
 from rag.providers.failover import (
     Endpoint,
@@ -577,7 +577,8 @@ def test_cohere_reranks_the_fused_candidates(demo: Core, cohere_a: FakeCohere, t
         outcome = bot.engine.answer(STUDENTS, [], MOOD)
         [call] = cohere_a.calls
         assert call.path == "/v2/rerank" and call.body["model"] == "rerank-v3.5"
-        assert len(call.body["documents"]) == 20 and call.body["top_n"] == 5
+        # the answer reads the best five, the no-answer gate what the best GATE_SECTIONS are about
+        assert len(call.body["documents"]) == 20 and call.body["top_n"] == GATE_SECTIONS
         scores = [h.rerank_score for h in outcome.hits]
         assert None not in scores and scores == sorted(scores, reverse=True)  # type: ignore[type-var]
         fused = demo.retriever.search(STUDENTS, k=20)
