@@ -18,20 +18,20 @@ while who whom why will with would you your yours yourself yourselves also may m
 # matches pages about "help" and "information" instead of the topic, so questions drop it.
 QUESTION_FILLER = frozenset("""
 hi hello hey hope well thanks thank please okay ok yes sure wondering wonder question questions help helping
-information info need needs want wanted like know tell explain get getting got find finding learn looking look
+information info need needs want wanted like know tell explain get gets getting got find finding learn looking look
 searching search understand understanding begin start started give provide some something anything any thing
 things kind sort much many way ways someone somebody i'm i've i'd you're it's can't don't what's let's
 happen happens happened happening
 """.split())
 
 # How navigators type mid-call: contractions without their apostrophe ("doesnt", "hes", "whats"), chat shorthand
-# ("tho", "bc") and "client", which every question says and no rule turns on. As topic words they would be
+# ("tho", "bc") and "client" (or "cl"), which every question says and no rule turns on. As topic words they would be
 # looked for in the sections (lowering the no-answer gate's coverage) and match the few paragraphs that happen
 # to use them. Not "ill", "shed", "id" or "wont": words of their own ("photo ID").
 CHAT_FILLER = frozenset("""
 dont doesnt didnt isnt arent wasnt werent wouldnt cant couldnt shouldnt havent hasnt hadnt aint hes shes theyre
 youre im ive theyve weve youve whats thats theres whos wheres hows tho bc cuz coz pls plz thx btw fyi lol um uh
-yeah yep nope gonna wanna gotta kinda really actually basically literally client clients guy
+yeah yep nope gonna wanna gotta kinda really actually basically literally client clients guy cl
 """.split())
 
 _TOKEN = re.compile(r"[A-Za-z0-9]+(?:['’][A-Za-z]+)?")
