@@ -25,13 +25,15 @@ happen happens happened happening
 """.split())
 
 # How navigators type mid-call: contractions without their apostrophe ("doesnt", "hes", "whats"), chat shorthand
-# ("tho", "bc") and "client" (or "cl"), which every question says and no rule turns on. As topic words they would be
+# ("tho", "bc", "rn", "diff"), "client" (or "cl", "cx", "pt") and the telling around a question ("she says", "they
+# told her", "2 weeks ago"), which no rule turns on. As topic words they would be
 # looked for in the sections (lowering the no-answer gate's coverage) and match the few paragraphs that happen
 # to use them. Not "ill", "shed", "id" or "wont": words of their own ("photo ID").
 CHAT_FILLER = frozenset("""
 dont doesnt didnt isnt arent wasnt werent wouldnt cant couldnt shouldnt havent hasnt hadnt aint hes shes theyre
 youre im ive theyve weve youve whats thats theres whos wheres hows tho bc cuz coz pls plz thx btw fyi lol um uh
-yeah yep nope gonna wanna gotta kinda really actually basically literally client clients guy cl
+yeah yep nope gonna wanna gotta kinda really actually basically literally client clients guy cl cx pt rn diff
+thru stuff anymore supposed ago say says said told
 """.split())
 
 _TOKEN = re.compile(r"[A-Za-z0-9]+(?:['’][A-Za-z]+)?")

@@ -19,6 +19,7 @@ from rag.search.terms import question_terms
     ("this guy pays rent for his room", ["pays", "rent", "room"]),
     # "cl" is a caseworker's "client"; "gets" is "get" (session 19: answerable refused 4 fewer, on sets typing "cl")
     ("cl gets ssi and is going into rehab", ["ssi", "going", "rehab"]),
+    ("diff q - pt says the worker told her 2 wks ago shes cut off rn", ["worker", "2", "wks", "cut"]),
     # "what happens" asks what the rule does; "happen" is not what the rule is about
     ("she won $6,000 on a scratch off, whats going to happen with her snap", ["won", "6", "000", "scratch", "going",
                                                                               "snap"]),
