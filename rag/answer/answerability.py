@@ -295,7 +295,8 @@ def programs_asked_into(question: str) -> set[str]:
     return asked
 
 
-def _dominant_program(texts: Iterable[str]) -> str | None:
+def dominant_program(texts: Iterable[str]) -> str | None:
+    """The program the texts are about: the one named at least DOMINANT_MIN times and most, or None."""
     counts = {name: sum(len(pattern.findall(t)) for t in texts) for name, pattern in PROGRAMS.items()}
     name, count = max(counts.items(), key=lambda kv: kv[1])
     return name if count >= DOMINANT_MIN else None
@@ -354,7 +355,7 @@ def unanswerable_reason(question: str, hits: list[SearchHit]) -> str | None:
     asked = programs_asked_into(_AT_THE_OFFICE.sub(" ", question))
     if not asked:  # the sections' program matters only then (and costs ~1 ms)
         return None
-    main = _dominant_program(h.chunk.index_text for h in hits[:PROGRAM_SECTIONS])
+    main = dominant_program(h.chunk.index_text for h in hits[:PROGRAM_SECTIONS])
     # A program that a best section is about by its title or headings is this knowledge base's subject too.
     headed = programs_in(" ".join(h.chunk.heading_text for h in hits[:SECTIONS_CHECKED]))
     if main is not None and not asked & ({main} | headed):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import logging
 
-from rag.answer.answerability import unanswerable_reason
+from rag.answer.answerability import PROGRAM_SECTIONS, PROGRAMS, dominant_program, unanswerable_reason
 from rag.documents import SearchHit
 from rag.search.bm25 import query_stems, stemmed
 from rag.search.glossary import Glossary
@@ -48,13 +48,14 @@ def evidence(question: str, standalone: str, hits: list[SearchHit], glossary: Gl
         if reason:
             log.info("no evidence: the question %s", reason)
             return 0.0
-    whole = coverage(question, hits, glossary)
+    main = dominant_program(h.chunk.index_text for h in hits[:PROGRAM_SECTIONS])
+    whole = coverage(question, hits, glossary, main)
     ask = asking_sentence(question)
-    asked = coverage(ask, hits, glossary) if ask and len(set(query_stems(ask))) >= ASK_MIN_TERMS else 0.0
+    asked = coverage(ask, hits, glossary, main) if ask and len(set(query_stems(ask))) >= ASK_MIN_TERMS else 0.0
     if standalone == question:
         return max(whole, asked)
     own = whole if len(set(query_stems(question))) >= 2 else 0.0
-    return max(own, asked, coverage(standalone, hits, glossary))
+    return max(own, asked, coverage(standalone, hits, glossary, main))
 
 
 def _phrases(question: str, glossary: Glossary | None) -> list[tuple[set[str], list[set[str]]]]:
@@ -65,19 +66,24 @@ def _phrases(question: str, glossary: Glossary | None) -> list[tuple[set[str], l
             for phrase, terms in glossary.expand(question).entries]
 
 
-def coverage(question: str, hits: list[SearchHit], glossary: Glossary | None = None) -> float:
+def coverage(question: str, hits: list[SearchHit], glossary: Glossary | None = None,
+             program: str | None = None) -> float:
     """Best share, over the top sections, of the question's topic words (stemmed) found in the section's title,
-    headings or text, a glossary phrase's words counting as found where one of its policy terms is. Rank-fusion
-    scores cannot say this: they only order candidates."""
+    headings or text, a glossary phrase's words counting as found where one of its policy terms is, and the words
+    naming `program` (what the best sections are about, answerability.dominant_program) as found everywhere: a
+    section of the SNAP rules is about SNAP without saying so. Rank-fusion scores cannot say this: they only order
+    candidates."""
     terms = set(query_stems(question))
     if not terms:
         return 0.0
     phrases = _phrases(question, glossary)
+    named = {stem for m in PROGRAMS[program].finditer(question) for stem in stemmed(m.group(0))} if program else set()
     best = 0.0
     for hit in hits[:SECTIONS_CHECKED]:
         words = set(stemmed(hit.chunk.index_text))
         # A term of no words after stemming (all function words) proves nothing: it must have a word to be found.
         credited = {stem for phrase, policy in phrases if any(t and t <= words for t in policy) for stem in phrase}
+        credited |= named
         found_terms = terms & (words | credited)
         found = len(found_terms)
         # a number found counts; one not found (her age, her $12k) is the client's own figure, not a topic word

@@ -74,3 +74,16 @@ def test_a_question_told_at_length_is_judged_on_its_asking_sentence_too() -> Non
     figure = ("Her hours got cut in half at the plant, family of five. Whats the most they could get a month right "
               "now from lost benefits?")
     assert evidence(figure, figure, LOST_BENEFITS) == 0.0
+
+
+def test_the_program_the_sections_are_about_is_found_in_all_of_them() -> None:
+    # The best section never says "SNAP"; the next ones do, often: they are the SNAP rules, and a question naming
+    # SNAP ("food stamps") is not short of a topic word there.
+    about_snap = [hit(f"SNAP households apply for SNAP benefits; a SNAP office decides, rule {i}.") for i in range(3)]
+    question = "can the county restore her lost food stamps"
+    plain = coverage(question, LOST_BENEFITS)
+    assert coverage(question, LOST_BENEFITS, program="SNAP") > plain
+    assert evidence(question, question, LOST_BENEFITS + about_snap) == coverage(question, LOST_BENEFITS,
+                                                                                 program="SNAP")
+    # Sections about no program in particular credit nothing.
+    assert evidence(question, question, LOST_BENEFITS) == plain
