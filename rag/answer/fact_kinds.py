@@ -219,10 +219,16 @@ NEEDS = (
                     r"(?!(?:(?:her|his|their|the|my|some)\s+)?(?:food|groceries|meals?)\b)\w|"
                     r"\b(?:snap|ebt|food stamps?)\s+(?:cover|covers|pay for|pays for)\s+(?!(?:(?:her|his|their|the|"
                     r"my|some)\s+)?(?:food|"
-                    r"groceries|meals?)\b)\w",
+                    r"groceries|meals?)\b)\w|"
+                    # hot food at a store's counter, the commonest item asked about ("can she use her ebt for the hot
+                    # rotisserie chicken at kroger"); a homeless household's meals are a rule (rule_when below)
+                    r"\bhot\s+(?:[\w'-]+\s+){0,2}?(?:foods?|meals?|chicken|pizza|deli|soup|bar)\b|\brotisserie\b|"
+                    r"\bdeli\s+(?:foods?|counter|chicken|section)\b",
                     re.I),
          re.compile(r"\beligible foods?\b|\b(?:eligible|ineligible|allowable)\s+items?\b|"
-                    r"\bcan(?:not|'t)?\s+(?:be\s+)?(?:buy|bought|purchase|purchased)\b", re.I)),
+                    r"\bcan(?:not|'t)?\s+(?:be\s+)?(?:buy|bought|purchase|purchased)\b", re.I),
+         # a homeless household's meals bought with its benefits (273.11(h)) are a rule ("she's not homeless" is not)
+         rule_when=re.compile(r"^(?=.*(?<!not )(?<!isn't )(?<!isnt )\bhomeless\b)(?=.*\bmeals?\b)", re.I | re.S)),
     # How many people a county serves is a report's figure, not a rule.
     Need("statistics",
          re.compile(r"\bhow many (?:people|households|families|clients|folks|residents|kids|children)\b"

@@ -81,6 +81,9 @@ SNAP_RULES = [hit("A SNAP household must apply at the SNAP office. SNAP benefits
     ("how do i get her 2 kids signed up for CHIP, she makes too much for medicaid", "asks about Medicaid"),
     ("kids get snap - whats the income limit for the summer EBT / sun bucks thing", "asks about Summer EBT"),
     ("will the EBT card work for a hot rotisserie chicken from the deli", "what the benefits can buy"),
+    ("can she use her ebt for the hot rotisserie chicken at kroger? she's not homeless", "what the benefits can buy"),
+    ("can he buy the hot rotisserie chicken at the grocery store deli with his ebt card?", "what the benefits can buy"),
+    ("is she allowed to use snap for hot deli food", "what the benefits can buy"),
     ("she entered the wrong pin too many times and now her card is locked", "EBT card logistics"),
     ("is there parking at the dss on main st or should she take the bus", "a place nearby"),
     ("will getting snap for her kids hurt her green card application under public charge?",
@@ -302,6 +305,8 @@ def test_questions_for_facts_the_sections_do_not_hold_have_no_evidence(question:
     "19 yr old, no kids, not working rn. is he under the 3 month limit?",  # "rn" is his situation, not the figure's
     "if her UI gets approved, does it count as income for snap?",  # UI told of, its income asked
     "if hes homeless can he use his ebt at places that serve meals to homeless people?",  # 273.11(h)
+    "shes homeless, can she use her snap for hot meals at the shelter?",  # 273.11(h), not an item's eligibility
+    "does the hot water bill count toward her shelter costs",  # a utility, not hot food
     "the notice came the day her benefits loaded, dont they have to give 10 days notice first?",  # adverse action
     "if her recert is approved, does she get a new cert period right away?",  # a rule, no status asked
     "can her hearing still be held if she moves?",  # a rule about hearings
