@@ -53,8 +53,8 @@ PULL_WITHIN = 5  # the hits an answer is written from (NAVIBOT_TOP_K's default)
 # finds where, the follow-up what; a tie goes to the follow-up's own order. Session 19, follow-ups citing a gold
 # paragraph: the read regulation sets 106 -> 110 of 211, the twelve unread sets 49 -> 51 of 112, probe34/38/40/41
 # 27 -> 30 of 65 (weight 2 and 0.5 were no better); doc2dial's answers holding a gold span 0.612 -> 0.636. It costs a
-# second sentence ranking over the same candidates: ~9 ms at 10k chunks (benchmarks/bench_turn_search.py). First
-# turns are not touched.
+# second sentence ranking over the same candidates, whose sentences the SQLite store has just read: ~4 ms at 10k
+# chunks (benchmarks/bench_turn_search.py). First turns are not touched.
 FOLLOW_UP_WEIGHT = 1.0
 DIVERSE = 3  # the first hits: not all from one section when a runner-up section is among the first PULL_WITHIN
 

@@ -204,6 +204,9 @@ class SQLiteKnowledgeStore:
         self._row_of: dict[str, int] = {}
         self._stats: dict[str, int] = {}
         self._mask_cache: dict[Filters, np.ndarray] = {}
+        # The last candidates' sentences as joined, with the sections they were read under: a follow-up ranks the
+        # same candidates twice (rag/search/retrieve.py FOLLOW_UP_WEIGHT), and the second read is then free.
+        self._joined: tuple[_Sections, list[int], Candidates, list[str]] | None = None
         self._loaded_version: tuple[int, int] | None = None
         self._writes = 0
 
@@ -521,18 +524,25 @@ class SQLiteKnowledgeStore:
         with self._lock:
             sections = self._refresh()
             wanted = sorted({self._row_of[c] for c in chunk_ids if c in self._row_of})
+            joined = self._joined  # the same sections read again, unchanged since: reused (a store write reloads)
+            reused = joined if joined is not None and joined[0] is sections and joined[1] == wanted else None
             blocks = self._db.execute(
                 "SELECT chunk, subs, meta, tokens, vectors, scales, paragraph_norms, shared_heads FROM sentence_blocks"
-                f" WHERE chunk IN ({','.join('?' * len(wanted))}) ORDER BY chunk", wanted).fetchall() if wanted else []
+                f" WHERE chunk IN ({','.join('?' * len(wanted))}) ORDER BY chunk", wanted).fetchall() \
+                if wanted and reused is None else []
             ids = self._lookup(terms) if terms else {}
             df = dict(self._db.execute(f"SELECT id, df FROM vocabulary WHERE id IN ({','.join('?' * len(ids))})",
                                        list(ids.values())).fetchall()) if ids else {}
             n_docs, n_tokens = self._stats["sentences"], self._stats["sentence_tokens"]
-        if not blocks:
-            return None
         dim = sections.matrix.shape[1]
-        owners = [sections.ids[sections.stats.position[row[0]]] for row in blocks]
-        sentences = Candidates.join([StoredBlock(*row[1:]) for row in blocks], dim, owners)
+        if reused is not None:
+            sentences, owners = reused[2], reused[3]
+        else:
+            if not blocks:
+                return None
+            owners = [sections.ids[sections.stats.position[row[0]]] for row in blocks]
+            sentences = Candidates.join([StoredBlock(*row[1:]) for row in blocks], dim, owners)
+            self._joined = (sections, wanted, sentences, owners)  # read-only from here on
         return CandidateSentences(sentences, owners, dim, ids, df, n_docs, n_tokens / n_docs if n_docs else 0.0)
 
     def sentence_evidence(self, query: str, vector: np.ndarray | None, chunk_ids: list[str]) -> SentenceEvidence:

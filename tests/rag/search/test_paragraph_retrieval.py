@@ -184,3 +184,32 @@ def test_a_follow_ups_own_words_rank_the_paragraphs_too(core: Core, tmp_path: Pa
     # The chunks found are the same: the thread still decides where to look.
     assert [h.chunk.chunk_id for h in core.retriever.search(searched, k=5, follow_up=follow_up)] == \
         [h.chunk.chunk_id for h in core.retriever.search(searched, k=5)]
+
+
+def test_the_same_candidates_sentences_are_read_once_until_the_store_changes(core: Core, kb: Path,
+                                                                              tmp_path: Path) -> None:
+    # A follow-up ranks the same candidates twice: the second ranking reuses the sentences the first one read.
+    core.ingestor.ingest_paths([kb])
+    store = core.store
+    assert isinstance(store, SQLiteKnowledgeStore)
+    question = "Can a college student working 20 hours a week get SNAP?"
+    vector = core.embedder.embed_query(question)
+    chunk_ids = [cid for cid, _ in store.vector_search(vector, 10, Filters())]
+    assert len(chunk_ids) > 3
+    reads: list[str] = []
+    store._db.set_trace_callback(lambda sql: reads.append(sql) if "FROM sentence_blocks" in sql else None)
+    try:
+        first = store.sentence_evidence(question, vector, chunk_ids)
+        again = store.sentence_evidence("what if she is 60", core.embedder.embed_query("what if she is 60"),
+                                        chunk_ids)
+        assert len(reads) == 1 and set(again.chunk_of) == set(first.chunk_of)
+        assert store.sentence_evidence(question, vector, chunk_ids) == first  # the same evidence, from the reuse
+        assert len(reads) == 1
+        store.sentence_evidence(question, vector, chunk_ids[:3])  # other candidates are read
+        assert len(reads) == 2
+        write(tmp_path / "more" / "wic.md", "# WIC\n\nWIC serves pregnant women and children under five.\n")
+        core.ingestor.ingest_paths([tmp_path / "more"])  # a write: what was read is read again
+        store.sentence_evidence(question, vector, chunk_ids[:3])
+        assert len(reads) == 3
+    finally:
+        store._db.set_trace_callback(None)
