@@ -740,9 +740,10 @@ unanswerable questions: expect the hidden set to land lower than 1.000.
   - a follow-up read with its thread also ranks the candidates' paragraphs by its own words, the two orders fused
     with equal weight (`rag/search/retrieve.py` FOLLOW_UP_WEIGHT): the thread's words find the sections, the
     follow-up's own say which paragraph. Follow-ups citing gold: read 106 -> 110 of 211, unread 49 -> 51 of 112,
-    probe34-41 27 -> 30 of 65; doc2dial 0.612 -> 0.636; a follow-up's search costs ~5 ms more on doc2dial's stores
-    (median per turn 39.3 -> 44.0 ms, the two codes run one after the other) and ~9 ms at 10k chunks (11.2 -> 19.8
-    ms, `bench_turn_search.py`), first turns untouched;
+    probe34-41 27 -> 30 of 65; doc2dial 0.612 -> 0.636; first turns untouched. A follow-up's search costs ~5 ms more
+    on doc2dial's stores (median per turn 39.3 -> 44.0 ms, the two codes run one after the other) and at 10k chunks
+    11.2 -> 19.8 ms (`bench_turn_search.py`), 12.8 -> 17.1 ms once the SQLite store kept the last candidates'
+    joined sentences for the second ranking (`rag/search/sqlite_store.py`; the eval's answers are identical);
   - the no-answer gate reads what the best ten sections are about, the answer the best five (`rag/engine.py`
     GATE_SECTIONS): with five only, a SNAP question over sections that do not repeat the program's name was refused
     as asking about a program they do not name. Answerable refused unread 17 -> 15, read 22 -> 21; unanswerable
