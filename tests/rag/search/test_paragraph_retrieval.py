@@ -91,12 +91,20 @@ def test_retriever_ranks_paragraphs_and_rank_paragraphs_embeds_nothing(core: Cor
     assert len(ranked) == sum(1 for h in hits for s in h.chunk.subchunks if s.text.strip())
 
 
-def test_sqlite_sentence_evidence_agrees_with_sentence_rankings(core: Core, kb: Path) -> None:
+STUDENT_QUESTION = "Can a college student working 20 hours a week get SNAP?"
+
+
+def _student_store(core: Core, kb: Path) -> tuple[SQLiteKnowledgeStore, np.ndarray]:
+    """The demo knowledge base ingested into the embedded store, and the vector of STUDENT_QUESTION."""
     core.ingestor.ingest_paths([kb])
     store = core.store
     assert isinstance(store, SQLiteKnowledgeStore)
-    question = "Can a college student working 20 hours a week get SNAP?"
-    vector = core.embedder.embed_query(question)
+    return store, np.asarray(core.embedder.embed_query(STUDENT_QUESTION))
+
+
+def test_sqlite_sentence_evidence_agrees_with_sentence_rankings(core: Core, kb: Path) -> None:
+    store, vector = _student_store(core, kb)
+    question = STUDENT_QUESTION
     chunk_ids = [cid for cid, _ in store.lexical_search(question, 10, Filters())]
     evidence = store.sentence_evidence(question, vector, chunk_ids)
     assert (evidence.chunks_lexical, evidence.chunks_vector) == store.sentence_rankings(question, vector, chunk_ids)
@@ -189,11 +197,8 @@ def test_a_follow_ups_own_words_rank_the_paragraphs_too(core: Core, tmp_path: Pa
 def test_the_same_candidates_sentences_are_read_once_until_the_store_changes(core: Core, kb: Path,
                                                                               tmp_path: Path) -> None:
     # A follow-up ranks the same candidates twice: the second ranking reuses the sentences the first one read.
-    core.ingestor.ingest_paths([kb])
-    store = core.store
-    assert isinstance(store, SQLiteKnowledgeStore)
-    question = "Can a college student working 20 hours a week get SNAP?"
-    vector = core.embedder.embed_query(question)
+    store, vector = _student_store(core, kb)
+    question = STUDENT_QUESTION
     chunk_ids = [cid for cid, _ in store.vector_search(vector, 10, Filters())]
     assert len(chunk_ids) > 3
     reads: list[str] = []
