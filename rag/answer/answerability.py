@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import date
 
 from rag.answer.fact_kinds import NEEDS
@@ -302,9 +302,15 @@ def dominant_program(texts: Iterable[str]) -> str | None:
     return name if count >= DOMINANT_MIN else None
 
 
-def unanswerable_reason(question: str, hits: list[SearchHit]) -> str | None:
+def sections_program(hits: list[SearchHit]) -> str | None:
+    """The program the best PROGRAM_SECTIONS hits are about (~1 ms: every program's pattern over their texts)."""
+    return dominant_program(h.chunk.index_text for h in hits[:PROGRAM_SECTIONS])
+
+
+def unanswerable_reason(question: str, hits: list[SearchHit],
+                        program: Callable[[], str | None] | None = None) -> str | None:
     """Why the best sections cannot answer the question (the fact it needs is not in them, or it asks about
-    another program), or None."""
+    another program), or None. `program`: what sections_program(hits) gives, when the caller already has it."""
     if len(question) > 2 * READ_CHARS:
         question = f"{question[:READ_CHARS]} … {question[-READ_CHARS:]}"
     texts = [h.chunk.index_text for h in hits[:SECTIONS_CHECKED]]
@@ -355,7 +361,7 @@ def unanswerable_reason(question: str, hits: list[SearchHit]) -> str | None:
     asked = programs_asked_into(_AT_THE_OFFICE.sub(" ", question))
     if not asked:  # the sections' program matters only then (and costs ~1 ms)
         return None
-    main = dominant_program(h.chunk.index_text for h in hits[:PROGRAM_SECTIONS])
+    main = program() if program is not None else sections_program(hits)
     # A program that a best section is about by its title or headings is this knowledge base's subject too.
     headed = programs_in(" ".join(h.chunk.heading_text for h in hits[:SECTIONS_CHECKED]))
     if main is not None and not asked & ({main} | headed):

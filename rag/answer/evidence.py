@@ -4,8 +4,9 @@ know rather than quote something loosely related (calibration in benchmarks/RESU
 from __future__ import annotations
 
 import logging
+from functools import cache
 
-from rag.answer.answerability import PROGRAM_SECTIONS, PROGRAMS, dominant_program, unanswerable_reason
+from rag.answer.answerability import PROGRAMS, programs_in, sections_program, unanswerable_reason
 from rag.documents import SearchHit
 from rag.search.bm25 import query_stems, stemmed
 from rag.search.glossary import Glossary
@@ -43,12 +44,13 @@ def evidence(question: str, standalone: str, hits: list[SearchHit], glossary: Gl
     in a section on lost benefits): retrieval found the section through those terms, so the gate must see them."""
     # The question as asked, and the standalone one only when it is not the thread's questions with this one
     # appended (then an earlier turn's request would count again).
+    program = cache(lambda: sections_program(hits))  # read once, and only when a question names a program
     for text in [question] + ([standalone] if question.strip() not in standalone else []):
-        reason = unanswerable_reason(text, hits)
+        reason = unanswerable_reason(text, hits, program)
         if reason:
             log.info("no evidence: the question %s", reason)
             return 0.0
-    main = dominant_program(h.chunk.index_text for h in hits[:PROGRAM_SECTIONS])
+    main = program() if programs_in(f"{question}\n{standalone}") else None
     whole = coverage(question, hits, glossary, main)
     ask = asking_sentence(question)
     asked = coverage(ask, hits, glossary, main) if ask and len(set(query_stems(ask))) >= ASK_MIN_TERMS else 0.0
