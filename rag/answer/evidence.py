@@ -72,7 +72,7 @@ def coverage(question: str, hits: list[SearchHit], glossary: Glossary | None = N
              program: str | None = None) -> float:
     """Best share, over the top sections, of the question's topic words (stemmed) found in the section's title,
     headings or text, a glossary phrase's words counting as found where one of its policy terms is, and the words
-    naming `program` (what the best sections are about, answerability.dominant_program) as found everywhere: a
+    naming `program` (what the best sections are about, answerability.sections_program) as found everywhere: a
     section of the SNAP rules is about SNAP without saying so. Rank-fusion scores cannot say this: they only order
     candidates."""
     terms = set(query_stems(question))
