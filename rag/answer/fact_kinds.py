@@ -29,6 +29,10 @@ class Need:
     rule_when: re.Pattern[str] | None = None
 
 
+# A homeless household's meals bought with its benefits (273.11(h)) are a rule, not where the card is taken or what
+# it buys ("if shes homeless can she use her snap at places that serve meals"); "she's not homeless" is not that.
+_HOMELESS_MEALS = r"^(?=.*(?<!not )(?<!isn't )(?<!isnt )\bhomeless\b)(?=.*\bmeals?\b)"
+
 # One client, by pronoun or by name ("her", "my client's", "ms harris's", "jane doe's").
 _OWNER = r"(?:her|his|their|(?:my|the|this) clients?'?s?|(?:(?:mr|mrs|ms|miss|dr)\.?\s+)?[a-z]+(?:\s+[a-z]+)?'s)"
 
@@ -197,9 +201,7 @@ NEEDS = (
                               # dont they have to give 10 days notice first??"): the adverse-action rules
                               r"|\b(?:10|ten)[- ]days?'?\s+(?:advance\s+|advanced\s+)?notice\b|\badvance(?:d)? notice\b"
                               r"|\badverse action\b"
-                              # a homeless household's meals bought with its benefits (273.11(h)): a rule, not where
-                              # the card is taken ("if shes homeless can she use her snap at places that serve meals")
-                              r"|^(?=.*\bhomeless\b)(?=.*\bmeals?\b)", re.I | re.S)),
+                              rf"|{_HOMELESS_MEALS}", re.I | re.S)),
     # What the benefits can buy is defined apart from the eligibility rules (7 CFR 271.2 "eligible foods"); only
     # for an item other than food itself ("use her ebt card to buy food for her" asks who may shop).
     Need("what the benefits can buy",
@@ -227,8 +229,7 @@ NEEDS = (
                     re.I),
          re.compile(r"\beligible foods?\b|\b(?:eligible|ineligible|allowable)\s+items?\b|"
                     r"\bcan(?:not|'t)?\s+(?:be\s+)?(?:buy|bought|purchase|purchased)\b", re.I),
-         # a homeless household's meals bought with its benefits (273.11(h)) are a rule ("she's not homeless" is not)
-         rule_when=re.compile(r"^(?=.*(?<!not )(?<!isn't )(?<!isnt )\bhomeless\b)(?=.*\bmeals?\b)", re.I | re.S)),
+         rule_when=re.compile(_HOMELESS_MEALS, re.I | re.S)),
     # How many people a county serves is a report's figure, not a rule.
     Need("statistics",
          re.compile(r"\bhow many (?:people|households|families|clients|folks|residents|kids|children)\b"
