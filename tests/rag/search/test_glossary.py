@@ -108,11 +108,15 @@ def test_a_phrase_is_found_with_a_filler_word_inside_it(tmp_path: Path) -> None:
     assert found.coverage == 1.0
     assert glossary.expand("do they count that as income").matched == ("count that as income",)
     assert glossary.expand("does snap count her SNAP as income").matched == ("count her SNAP as income",)
-    # Not a word that changes the meaning, and not inside a two-word phrase.
+    # Not a word that changes the meaning; inside a longer phrase, only a filler.
     assert not glossary.expand("she is paid every other week")
     assert not glossary.expand("the standard medical deduction amount")
     assert not glossary.expand("does he count not as income")
-    assert not glossary.expand("the work snap rules")
+    # A two-word phrase takes one word of content inside it, not one that turns it.
+    assert glossary.expand("the work snap rules").matched == ("work snap rules",)
+    assert glossary.expand("are the work program rules strict").matched == ("work program rules",)
+    assert not glossary.expand("the work other rules")
+    assert not glossary.expand("work and rules")  # a function word: two things, not the phrase
     # An exact phrase still wins where one starts.
     assert glossary.expand("deduction for working").matched == ("deduction for working",)
 
