@@ -8,7 +8,8 @@ written in the regulation's words is found while the navigator's own words still
 
 Matching is case-insensitive, on word boundaries, for whole phrases; punctuation and spacing inside a phrase
 are loose ("E&T" = "E & T" = "E and T", "re-cert" = "re cert"), a trailing plural s is allowed, and articles and
-possessives do not count ("living in a car" = "living in her car" = "living in car"). A phrase of three words or
+possessives do not count ("living in a car" = "living in her car" = "living in car"), nor a common verb's form
+("church gave" = "church gives", VERB_FORMS). A phrase of three words or
 more also matches with one filler word inside it ("deduction just for working" = "deduction for working"; see
 SKIPPABLE): navigators' phrasing varies more than a list can (cfr273 probes, the gap alone: answers citing a gold
 paragraph 0.638 -> 0.648 on cfr273-dev, 0.280 -> 0.320 on probe3; doc2dial and every refusal figure unchanged).
@@ -53,6 +54,25 @@ DETERMINERS = frozenset("a an the her his their my your our its him them me us".
 # "… can I have") and the verb's agreement with it ("how much does she owe" is also "how much do they owe").
 _SAME = {**dict.fromkeys(("she", "he", "they", "i", "we", "you"), "they"), "does": "do", "has": "have",
          "is": "are", "was": "were"}
+# Words a phrase matches in any of their forms, for the verbs navigators' phrases turn on: "church gives" is also
+# "church gave", "county paid her too little" also "county pays her too little". The file listed such forms by hand
+# (44 groups, each one meaning). Not "lose": "will she lose benefits" is not "lost benefits". Nor "apply": an SSA
+# page's "the month you apply", read back in a doc2dial thread, became the SNAP phrase "month she applied" (that
+# set's later turns lost one page, R@3 0.920 -> 0.919). Session 20, on the regulation sets nobody wrote phrases
+# from (20 sets, 1,091 answerable): answers citing a gold paragraph 11 gained, 1 lost; paragraph hit@3 11 and 2;
+# the read sets 6 and 6; no unanswerable question answered; doc2dial unchanged.
+VERB_FORMS = {
+    "give": "gave given gives giving", "get": "got gotten gets getting", "pay": "paid pays paying",
+    "take": "took taken takes taking", "sell": "sold sells selling", "quit": "quits quitting",
+    "cut": "cuts cutting", "go": "went gone goes going", "come": "came comes coming", "make": "made makes making",
+    "tell": "told tells telling", "send": "sent sends sending", "keep": "kept keeps keeping",
+    "move": "moved moves moving", "close": "closed closes closing", "stop": "stopped stops stopping",
+    "sign": "signed signs signing", "start": "started starts starting",
+    "end": "ended ends ending", "live": "lived lives living", "work": "worked works working",
+    "report": "reported reports reporting", "miss": "missed misses missing", "drop": "dropped drops dropping",
+    "deny": "denied denies denying", "owe": "owed owes owing", "count": "counted counts counting",
+}
+_BASE_FORM = {form: base for base, forms in VERB_FORMS.items() for form in forms.split()}
 _WORD_ANY_CASE = re.compile(r"[A-Za-z0-9]+")
 _HEADER = re.compile(r"^\s*\[\s*(?:\"([^\"]*)\"|'([^']*)'|([A-Za-z0-9_-]+))\s*\]")
 _TOML_PLACE = re.compile(r"\s*\(at line (\d+), column (\d+)\)")
@@ -168,10 +188,16 @@ def bundled_path() -> Path:
     return Path(str(resources.files("rag") / "data" / "glossary.toml"))
 
 
+def _form(word: str) -> str:
+    """A word as matched: a subject pronoun or its verb in one form (_SAME), a verb of VERB_FORMS in its base form."""
+    word = _SAME.get(word, word)
+    return _BASE_FORM.get(word, word)
+
+
 def _content(words: list[str]) -> tuple[str, ...]:
     """A phrase's words as matched: without articles, possessives and object pronouns (all of them when that is
-    all it has), subject pronouns and their verbs in one form."""
-    return tuple(_SAME.get(w, w) for w in words if w not in DETERMINERS) or tuple(words)
+    all it has), each in the form _form gives."""
+    return tuple(_form(w) for w in words if w not in DETERMINERS) or tuple(words)
 
 
 class Glossary:
@@ -223,7 +249,7 @@ class Glossary:
         words = [w for w, _, _ in spans]
         said = set(words)
         at = [i for i, w in enumerate(words) if w not in DETERMINERS]  # the words phrases are matched on
-        kept = [_SAME.get(words[i], words[i]) for i in at]
+        kept = [_form(words[i]) for i in at]
         matched: list[str] = []
         entries: list[tuple[str, tuple[str, ...]]] = []
         terms: list[str] = []

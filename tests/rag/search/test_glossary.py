@@ -121,6 +121,19 @@ def test_a_phrase_is_found_with_a_filler_word_inside_it(tmp_path: Path) -> None:
     assert glossary.expand("deduction for working").matched == ("deduction for working",)
 
 
+def test_a_phrase_matches_its_verbs_in_any_form_but_lose(tmp_path: Path) -> None:
+    path = tmp_path / "glossary.toml"
+    path.write_text('bundled = false\n[t]\n"church gave" = ["cash donations"]\n'
+                    '"lost benefits" = ["restoration of lost benefits"]\n"paid late" = ["paid on schedule"]\n',
+                    encoding="utf-8")
+    glossary = Glossary(path)
+    assert glossary.expand("her church gives her $75 a month").terms == ("cash donations",)
+    assert glossary.expand("so the church gave her rent money").matched == ("church gave",)
+    assert glossary.expand("they kept paying him late").matched == ("paying him late",)
+    assert glossary.expand("boss pays late").terms == ("paid on schedule",)
+    assert not glossary.expand("will she lose benefits if she moves")  # losing them is not lost ones restored
+
+
 def test_terms_the_question_already_says_are_not_added(glossary: Glossary) -> None:
     assert glossary.expand("Renewal or recertification?").terms == ("certification period",)
     assert not glossary.expand("When is the recertification interview?")
