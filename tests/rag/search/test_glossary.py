@@ -134,6 +134,17 @@ def test_a_phrase_matches_its_verbs_in_any_form_but_lose(tmp_path: Path) -> None
     assert not glossary.expand("will she lose benefits if she moves")  # losing them is not lost ones restored
 
 
+def test_shorthand_inside_a_phrase_is_read_as_the_word_it_stands_for(tmp_path: Path) -> None:
+    path = tmp_path / "glossary.toml"
+    path.write_text('bundled = false\n[t]\n"lives with parents" = ["parents and children"]\n'
+                    '"do the application for" = ["authorized representative"]\n"app" = ["application"]\n',
+                    encoding="utf-8")
+    glossary = Glossary(path)
+    assert glossary.expand("she lives w her parents").terms == ("parents and children",)
+    assert glossary.expand("can her neighbor do the app for her").matched == ("do the app for", "app")
+    assert glossary.expand("is there an app").terms == ("application",)  # a one-word entry as typed
+
+
 def test_terms_the_question_already_says_are_not_added(glossary: Glossary) -> None:
     assert glossary.expand("Renewal or recertification?").terms == ("certification period",)
     assert not glossary.expand("When is the recertification interview?")
