@@ -116,6 +116,7 @@ def test_a_phrase_is_found_with_a_filler_word_inside_it(tmp_path: Path) -> None:
     assert glossary.expand("the work snap rules").matched == ("work snap rules",)
     assert glossary.expand("are the work program rules strict").matched == ("work program rules",)
     assert not glossary.expand("the work other rules")
+    assert not glossary.expand("the work dont rules")  # a negation typed without its apostrophe
     assert not glossary.expand("work and rules")  # a function word: two things, not the phrase
     # An exact phrase still wins where one starts.
     assert glossary.expand("deduction for working").matched == ("deduction for working",)
@@ -132,6 +133,12 @@ def test_a_phrase_matches_its_verbs_in_any_form_but_lose(tmp_path: Path) -> None
     assert glossary.expand("they kept paying him late").matched == ("paying him late",)
     assert glossary.expand("boss pays late").terms == ("paid on schedule",)
     assert not glossary.expand("will she lose benefits if she moves")  # losing them is not lost ones restored
+
+
+def test_asking_to_stop_is_not_being_stopped() -> None:
+    glossary = Glossary()
+    assert "voluntarily requests" in glossary.expand("she wants to stop her snap").terms
+    assert "voluntarily requests" not in glossary.expand("the county stopped her snap").terms
 
 
 def test_shorthand_inside_a_phrase_is_read_as_the_word_it_stands_for(tmp_path: Path) -> None:
