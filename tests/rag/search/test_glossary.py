@@ -100,7 +100,8 @@ def test_a_phrase_is_found_with_a_filler_word_inside_it(tmp_path: Path) -> None:
     path = tmp_path / "glossary.toml"
     path.write_text('bundled = false\n[t]\n"deduction for working" = ["earned income deduction"]\n'
                     '"count as income" = ["income"]\n"paid every week" = ["weekly"]\n'
-                    '"standard deduction amount" = ["standard deduction"]\n"work rules" = ["work requirements"]\n',
+                    '"standard deduction amount" = ["standard deduction"]\n"work rules" = ["work requirements"]\n'
+                    '"medical deduction" = ["medical expenses"]\n',
                     encoding="utf-8")
     glossary = Glossary(path)
     found = glossary.expand("is there any deduction just for working?")
@@ -108,10 +109,12 @@ def test_a_phrase_is_found_with_a_filler_word_inside_it(tmp_path: Path) -> None:
     assert found.coverage == 1.0
     assert glossary.expand("do they count that as income").matched == ("count that as income",)
     assert glossary.expand("does snap count her SNAP as income").matched == ("count her SNAP as income",)
-    # Not a word that changes the meaning; inside a longer phrase, only a filler.
+    # Not a word that changes the meaning, nor one that makes a phrase of its own with a neighbour.
     assert not glossary.expand("she is paid every other week")
-    assert not glossary.expand("the standard medical deduction amount")
+    assert glossary.expand("the standard medical deduction amount").matched == ("medical deduction",)
     assert not glossary.expand("does he count not as income")
+    assert glossary.expand("is there a deduction only for working").matched == ()
+    assert glossary.expand("is there a deduction extra for working").matched == ("deduction extra for working",)
     # A two-word phrase takes one word of content inside it, not one that turns it.
     assert glossary.expand("the work snap rules").matched == ("work snap rules",)
     assert glossary.expand("are the work program rules strict").matched == ("work program rules",)
