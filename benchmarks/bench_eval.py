@@ -794,7 +794,9 @@ unanswerable questions: expect the hidden set to land lower than 1.000.
   - shorthand inside a phrase is read as the word it stands for (SHORTHAND: "lives w her parents", "do the snap app
     for her"), a one-word entry still as typed: 7 gained, none lost; the read sets 3 and none.
   No unanswerable question was answered by any of them. The glossary's matching costs 68 -> 87 µs per question
-  (median over cfr273-dev's questions, the two codes one after the other), against a search of ~11 ms at 10k chunks.
+  (median over cfr273-dev's questions, the two codes one after the other), against a search of ~11 ms at 10k chunks:
+  `bench_turn_search.py` on the same 10,272-chunk store, session 19's code then this one, first turn (10 hits)
+  10.9 -> 11.7 ms and 9.2 ms in a second run, a follow-up 17.1 -> 17.1 / 14.8 ms: within the machine's noise.
 - Session 20, tried and not kept: number words as digits inside phrases ("six month report" = "6 month report";
   +1, the file lists both); a plural on any word of a phrase (held out 4 gained, 6 lost; read 1 and 6); 25 more
   verbs in VERB_FORMS ("left", "turned down", "messed up": 0 gained, 1 lost); "case" alone mapped to "household"
