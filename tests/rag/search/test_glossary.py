@@ -31,6 +31,13 @@ def glossary() -> Glossary:
     return Glossary()
 
 
+def _only(tmp_path: Path, entries: str) -> Glossary:
+    """A glossary of `entries` (TOML lines) alone, without the bundled file."""
+    path = tmp_path / "glossary.toml"
+    path.write_text(f"bundled = false\n[t]\n{entries}", encoding="utf-8")
+    return Glossary(path)
+
+
 # -- the bundled glossary ----------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize(("question", "expected"), [
@@ -91,19 +98,15 @@ def test_articles_and_possessives_do_not_count(glossary: Glossary, tmp_path: Pat
         "how much money can she have in the bank").terms != ()
     assert glossary.expand("how much does he owe").terms == glossary.expand("how much do they owe").terms != ()
     # Phrases that differ only in such words are one entry: both lists of terms count.
-    path = tmp_path / "glossary.toml"
-    path.write_text('bundled = false\n[t]\n"the card" = ["EBT card"]\n"card" = ["benefit card"]\n', encoding="utf-8")
-    assert set(Glossary(path).expand("her card").terms) == {"EBT card", "benefit card"}
+    own = _only(tmp_path, '"the card" = ["EBT card"]\n"card" = ["benefit card"]\n')
+    assert set(own.expand("her card").terms) == {"EBT card", "benefit card"}
 
 
 def test_a_phrase_is_found_with_a_filler_word_inside_it(tmp_path: Path) -> None:
-    path = tmp_path / "glossary.toml"
-    path.write_text('bundled = false\n[t]\n"deduction for working" = ["earned income deduction"]\n'
-                    '"count as income" = ["income"]\n"paid every week" = ["weekly"]\n'
-                    '"standard deduction amount" = ["standard deduction"]\n"work rules" = ["work requirements"]\n'
-                    '"medical deduction" = ["medical expenses"]\n',
-                    encoding="utf-8")
-    glossary = Glossary(path)
+    glossary = _only(tmp_path, '"deduction for working" = ["earned income deduction"]\n'
+                     '"count as income" = ["income"]\n"paid every week" = ["weekly"]\n'
+                     '"standard deduction amount" = ["standard deduction"]\n"work rules" = ["work requirements"]\n'
+                     '"medical deduction" = ["medical expenses"]\n')
     found = glossary.expand("is there any deduction just for working?")
     assert found.matched == ("deduction just for working",) and found.terms == ("earned income deduction",)
     assert found.coverage == 1.0
@@ -126,11 +129,8 @@ def test_a_phrase_is_found_with_a_filler_word_inside_it(tmp_path: Path) -> None:
 
 
 def test_a_phrase_matches_its_verbs_in_any_form_but_lose(tmp_path: Path) -> None:
-    path = tmp_path / "glossary.toml"
-    path.write_text('bundled = false\n[t]\n"church gave" = ["cash donations"]\n'
-                    '"lost benefits" = ["restoration of lost benefits"]\n"paid late" = ["paid on schedule"]\n',
-                    encoding="utf-8")
-    glossary = Glossary(path)
+    glossary = _only(tmp_path, '"church gave" = ["cash donations"]\n'
+                     '"lost benefits" = ["restoration of lost benefits"]\n"paid late" = ["paid on schedule"]\n')
     assert glossary.expand("her church gives her $75 a month").terms == ("cash donations",)
     assert glossary.expand("so the church gave her rent money").matched == ("church gave",)
     assert glossary.expand("they kept paying him late").matched == ("paying him late",)
@@ -145,11 +145,8 @@ def test_asking_to_stop_is_not_being_stopped() -> None:
 
 
 def test_shorthand_inside_a_phrase_is_read_as_the_word_it_stands_for(tmp_path: Path) -> None:
-    path = tmp_path / "glossary.toml"
-    path.write_text('bundled = false\n[t]\n"lives with parents" = ["parents and children"]\n'
-                    '"do the application for" = ["authorized representative"]\n"app" = ["application"]\n',
-                    encoding="utf-8")
-    glossary = Glossary(path)
+    glossary = _only(tmp_path, '"lives with parents" = ["parents and children"]\n'
+                     '"do the application for" = ["authorized representative"]\n"app" = ["application"]\n')
     assert glossary.expand("she lives w her parents").terms == ("parents and children",)
     assert glossary.expand("can her neighbor do the app for her").matched == ("do the app for", "app")
     assert glossary.expand("is there an app").terms == ("application",)  # a one-word entry as typed
