@@ -46,8 +46,8 @@ SKIPPABLE = frozenset(
     "is are was were be been being do does did has have had am just also really even still actually ever "
     "of for to in on at as with from by snap abawd abawds ebt fair".split())
 
-# Words that, put inside a two-word phrase, make it mean something else: "paid bi weekly" is not "paid weekly",
-# "own half share" not "own share".
+# Words that, put inside a phrase, make it mean something else: "paid bi weekly" is not "paid weekly", "own half
+# share" not "own share", "benefits dont stop" not "benefits stop".
 TURNING = frozenset("not no never nor other every bi half non un without only once twice per each dont doesnt didnt "
                     "wont cant isnt arent wasnt werent".split())
 _WORD = re.compile(r"[a-z0-9]+")
@@ -61,9 +61,9 @@ _SAME = {**dict.fromkeys(("she", "he", "they", "i", "we", "you"), "they"), "does
 # Words a phrase matches in any of their forms, for the verbs navigators' phrases turn on: "church gives" is also
 # "church gave", "county paid her too little" also "county pays her too little". The file listed such forms by hand
 # (44 groups, each one meaning). Not "lose": "will she lose benefits" is not "lost benefits"; not "stop": "stop her
-# snap" is her asking to leave, "stopped her snap" the agency ending it. Nor "apply": an SSA
-# page's "the month you apply", read back in a doc2dial thread, became the SNAP phrase "month she applied" (that
-# set's later turns lost one page, R@3 0.920 -> 0.919). Session 20, on the regulation sets nobody wrote phrases
+# snap" is her asking to leave, "stopped her snap" the agency ending it. Nor "apply": an SSA page's "the month you
+# apply", read back in a doc2dial thread, became the SNAP phrase "month she applied" (that set's later turns lost
+# one page, R@3 0.920 -> 0.919). Session 20, on the regulation sets nobody wrote phrases
 # from (20 sets, 1,091 answerable): answers citing a gold paragraph 11 gained, 1 lost; paragraph hit@3 11 and 2;
 # the read sets 6 and 6; no unanswerable question answered; doc2dial unchanged.
 VERB_FORMS = {
@@ -71,9 +71,9 @@ VERB_FORMS = {
     "take": "took taken takes taking", "sell": "sold sells selling", "quit": "quits quitting",
     "cut": "cuts cutting", "go": "went gone goes going", "come": "came comes coming", "make": "made makes making",
     "tell": "told tells telling", "send": "sent sends sending", "keep": "kept keeps keeping",
-    "move": "moved moves moving", "close": "closed closes closing",
-    "sign": "signed signs signing", "start": "started starts starting",
-    "end": "ended ends ending", "live": "lived lives living", "work": "worked works working",
+    "move": "moved moves moving", "close": "closed closes closing", "sign": "signed signs signing",
+    "start": "started starts starting", "end": "ended ends ending", "live": "lived lives living",
+    "work": "worked works working",
     "report": "reported reports reporting", "miss": "missed misses missing", "drop": "dropped drops dropping",
     "deny": "denied denies denying", "owe": "owed owes owing", "count": "counted counts counting",
 }
