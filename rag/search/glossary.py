@@ -87,7 +87,8 @@ SHORTHAND = {
     "w": "with", "bc": "because", "b4": "before", "thru": "through", "yr": "year", "yrs": "years", "wk": "week",
     "wks": "weeks", "hr": "hour", "hrs": "hours", "mo": "month", "mos": "months", "bf": "boyfriend",
     "gf": "girlfriend", "hh": "household", "app": "application", "apps": "applications", "info": "information",
-    "ppl": "people", "govt": "government", "dept": "department",
+    "ppl": "people", "govt": "government", "dept": "department", "amt": "amount", "amts": "amounts",
+    "appt": "appointment", "appts": "appointments", "diff": "different",
 }
 _WORD_ANY_CASE = re.compile(r"[A-Za-z0-9]+")
 _HEADER = re.compile(r"^\s*\[\s*(?:\"([^\"]*)\"|'([^']*)'|([A-Za-z0-9_-]+))\s*\]")
