@@ -88,7 +88,7 @@ SHORTHAND = {
     "wks": "weeks", "hr": "hour", "hrs": "hours", "mo": "month", "mos": "months", "bf": "boyfriend",
     "gf": "girlfriend", "hh": "household", "app": "application", "apps": "applications", "info": "information",
     "ppl": "people", "govt": "government", "dept": "department", "amt": "amount", "amts": "amounts",
-    "appt": "appointment", "appts": "appointments", "diff": "different",
+    "appt": "appointment", "appts": "appointments", "diff": "different", "til": "until", "till": "until",
 }
 _WORD_ANY_CASE = re.compile(r"[A-Za-z0-9]+")
 _HEADER = re.compile(r"^\s*\[\s*(?:\"([^\"]*)\"|'([^']*)'|([A-Za-z0-9_-]+))\s*\]")
