@@ -152,13 +152,15 @@ def test_shorthand_inside_a_phrase_is_read_as_the_word_it_stands_for(tmp_path: P
     assert glossary.expand("is there an app").terms == ("application",)  # a one-word entry as typed
 
 
-def test_amounts_appointments_and_a_different_county_in_shorthand(tmp_path: Path) -> None:
+def test_amounts_appointments_a_different_county_and_until_in_shorthand(tmp_path: Path) -> None:
     glossary = _only(tmp_path, '"lowest amount" = ["minimum benefit"]\n'
                      '"missed appointment" = ["failure to comply"]\n'
-                     '"moved to a different county" = ["household moves within the State"]\n')
+                     '"moved to a different county" = ["household moves within the State"]\n'
+                     '"until the hearing" = ["continuation of benefits"]\n')
     assert glossary.expand("whats the lowest snap amt he can get").terms == ("minimum benefit",)
     assert glossary.expand("he missed his appt").terms == ("failure to comply",)
     assert glossary.expand("she moved to a diff county").terms == ("household moves within the State",)
+    assert glossary.expand("does she keep it til the hearing").terms == ("continuation of benefits",)
     assert not glossary.expand("new amt for her")  # shorthand alone is no phrase
 
 
