@@ -89,6 +89,7 @@ SHORTHAND = {
     "gf": "girlfriend", "hh": "household", "app": "application", "apps": "applications", "info": "information",
     "ppl": "people", "govt": "government", "dept": "department", "amt": "amount", "amts": "amounts",
     "appt": "appointment", "appts": "appointments", "diff": "different", "til": "until", "till": "until",
+    "biz": "business",
 }
 _WORD_ANY_CASE = re.compile(r"[A-Za-z0-9]+")
 _HEADER = re.compile(r"^\s*\[\s*(?:\"([^\"]*)\"|'([^']*)'|([A-Za-z0-9_-]+))\s*\]")

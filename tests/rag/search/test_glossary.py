@@ -156,11 +156,13 @@ def test_amounts_appointments_a_different_county_and_until_in_shorthand(tmp_path
     glossary = _only(tmp_path, '"lowest amount" = ["minimum benefit"]\n'
                      '"missed appointment" = ["failure to comply"]\n'
                      '"moved to a different county" = ["household moves within the State"]\n'
-                     '"until the hearing" = ["continuation of benefits"]\n')
+                     '"until the hearing" = ["continuation of benefits"]\n'
+                     '"cleaning business" = ["self-employment"]\n')
     assert glossary.expand("whats the lowest snap amt he can get").terms == ("minimum benefit",)
     assert glossary.expand("he missed his appt").terms == ("failure to comply",)
     assert glossary.expand("she moved to a diff county").terms == ("household moves within the State",)
     assert glossary.expand("does she keep it til the hearing").terms == ("continuation of benefits",)
+    assert glossary.expand("she runs a cleaning biz").terms == ("self-employment",)
     assert not glossary.expand("new amt for her")  # shorthand alone is no phrase
 
 
