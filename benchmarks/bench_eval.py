@@ -808,6 +808,48 @@ unanswerable questions: expect the hidden set to land lower than 1.000.
   restate the general rules for an option few states run are among the best three for questions about something
   else: 273.21 (monthly reporting, gold 7 times over all sets, among the best three 142 times) and 273.25
   (Simplified SNAP, 2 and 63). A per-section prior would fit this regulation only, not an agency's manual; left.
+- Session 21, measured against session 20's last code (5f119ae), each set run whole on both: the twelve unread
+  sets' answers citing gold 386 -> 406 of 642 (0.601 -> 0.632; first turns section R@3 0.947 -> 0.953, paragraph
+  hit@3 0.728 -> 0.755, cite 0.626 -> 0.662), 21 gained and 1 lost; the twenty held-out sets (the twelve, probe34,
+  38, 40-43, 48, 49) 614 -> 650 of 1,091, 37 gained and 1 lost; answerable refused 18 -> 17, unanswerable refused
+  257 of 293 on both. Twenty sets written this session by helpers who saw only the regulation and the dev set's
+  README, each committed before its first run, in five rounds of four: a round's sets were first run as a check of
+  the changes kept so far, then read for concepts the glossary lacked (two at a time, the other two checking what
+  the first two's reading added). The last round (probe68-71), written after every change was kept and never
+  read: 104 -> 122 of 228 (0.456 -> 0.535), 18 gained, none lost; answerable refused 8 -> 3, unanswerable refused
+  52 of 52 on both. The earlier checks: probe56-59
+  119 -> 123 of 228 (after the first round), probe60-63 108 -> 117, probe64-67 116 -> 126 (each at its check time);
+  all sixteen of probe52-67 now 456 -> 520 of 912 (0.500 -> 0.570). probe50/51 55 -> 56 of 114. The read sets
+  573 -> 601 of 1,045; cfr273-dev 71 -> 74 of 105 (0.676 -> 0.705; dev-063 a raise under simplified reporting,
+  dev-071 a hearing asked for over the phone, dev-082 a monthly report past its due date: concepts added from the
+  new sets' misses, which the new sets share with dev; dev's misses were printed at the session's start, so its
+  figure is not a clean one). doc2dial: first-turn R@3 0.803 and later turns 0.920 on both, 3 of 1,813 answers
+  changed, span share 0.637 on both.
+- Session 21, what moved them: the glossary (`rag/data/glossary.toml`, 2,346 -> 2,465 phrases) and five more
+  shorthands (`rag/search/glossary.py` SHORTHAND: amt, appt, diff, til, biz). Each batch was kept only when the
+  twenty held-out sets gained clearly more than they lost. The biggest wins came from concepts the file already
+  had but pointed at the wrong rule or in words the rule's paragraph does not use, found where independent sets
+  missed the same situation again and again:
+  - a raise (and "more hours") under simplified reporting is reported once gross income passes 130 percent of
+    poverty (273.12(a)(5)(v)), not only the change-reporting $100 rule: held out 11 gained, none lost; read 8 and 0;
+  - being paid late names the good-cause item's own words ("working without being paid on schedule", 273.7(i)(3)
+    (ii)): 7 and 0;
+  - a teenager's job "after school" with anything said between (273.9(c)(7)), a first-time sanction, an abusive
+    spouse as "battered", a household no longer on SNAP ("currently ineligible"), a borrowed $500 as a loan, a car
+    per adult, the office sitting on an application, a hearing pushed back, SNAP not closing with TANF, a branch
+    of the armed forces, a young child at home and work registration, a missed monthly report, how long a household
+    of elderly members may be certified, a business months old: together 19 gained, 1 lost.
+  The glossary's matching: median 124-149 µs per question over cfr273-dev's questions for both files, run one after
+  the other twice (the machine's noise is larger than the difference).
+- Session 21, tried and not kept: the query vector pooled with each token weighted by its word's idf in the store
+  (smooth-inverse-frequency style; held out on the twelve sets, weight exponent 1: 25 gained, 40 lost, 2 more
+  unanswerable answered; 0.3: 11 and 23); the four chunk rankings weighted unequally in the fusion (vectors 0.75,
+  lexical 1.5 and five more settings: the read sets +5 to +10, the held-out sets 16 gained / 17 lost and 15 / 24, with
+  3 more unanswerable answered); a paragraph's own subject heading ("(g) Time period for requesting hearing") as a
+  feature of the learned paragraph ranking (held-out hit@3 0.692 -> 0.691, weight near 0); "get back on" also
+  naming 273.24(d)(1)'s "during a 30-day period" (1 gained, 3 lost); "undocumented" also naming the income of
+  nonhousehold members (0 and 1, hit@3 0 and 3); "first time" as a first occurrence or violation (it read an
+  E&T penalty as an intentional program violation, which the glossary's tests forbid).
 
 
 Paragraph ranking variants measured over all candidate paragraphs (first turns, hit@3, odd / even qids):
@@ -845,8 +887,11 @@ Each moves a question or two, in opposite directions on the two halves: the word
 share, which static word vectors do not bridge, is the limit. A stronger model would need weights shipped in a
 package and, at query time, far more than this step's ~2 ms budget per question.
 
-Not met on this set: answers citing a gold paragraph (0.676 in sessions 19 and 20, 0.667 in sessions 17 and 18,
-0.657 in session 16; target 0.70).
+Answers citing a gold paragraph on this set: 0.705 after session 21 (target 0.70; 0.676 in sessions 19 and 20,
+0.667 in sessions 17 and 18, 0.657 in session 16). Met here by one question, and not a clean figure: the three
+questions gained are situations this set shares with the sets written in session 21, whose misses were read. On
+sets nobody has read, the same code is at about 0.54 (probe68-71: 0.535): the target is not met on questions
+like these in general.
 Paragraph hit@3 is 0.844 (target 0.75; 0.778 after session 9's learned ranking, 0.700 before it, 0.833 before
 session 16's glossary).
 Over all candidate paragraphs the gold one is in the top 5 for 0.71 of first turns and in the top 10 for 0.78,
