@@ -69,6 +69,34 @@ def test_the_bundled_glossary_maps_navigators_words_to_policy_terms(glossary: Gl
     assert all(term in terms for term in expected), terms
 
 
+@pytest.mark.parametrize(("question", "expected"), [
+    ("single mom w a 4 yr old, does she have to register for work", ["under age 6"]),
+    ("full time student with a 3yo at home", ["under age 6"]),
+    ("her 9 y/o has a green card too", ["under age 12", "under age 18"]),
+    ("her 16-year-old got a job at the mall", ["under age 18", "age 16 or 17"]),
+    ("he turned 19 and lives with his parents", ["under 22 years of age"]),
+    ("client is 52, no kids, does the time limit apply", ["55 years of age or older"]),
+])
+def test_a_clients_age_is_searched_as_the_regulations_age_thresholds(glossary: Glossary, question: str,
+                                                                     expected: list[str]) -> None:
+    expansion = glossary.expand(question)
+    assert all(term in expansion.terms for term in expected), expansion.terms
+    assert any(all(term in policy for term in expected) for _, policy in expansion.entries)  # the gate sees it
+
+
+@pytest.mark.parametrize("question", [
+    "she is 30 days late with the report",
+    "rent is 45 dollars more now",
+    "the app has been pending 45 days",
+    "her pay is 15 an hour",
+    "green card holder for 5 yrs",
+    "income is 1,200 a month",
+])
+def test_numbers_that_are_not_ages_add_no_age_threshold(glossary: Glossary, question: str) -> None:
+    terms = " ".join(glossary.expand(question).terms)
+    assert "under age" not in terms and "years of age" not in terms, terms
+
+
 def test_the_work_sanction_is_not_read_as_a_fraud_penalty(glossary: Glossary) -> None:
     terms = " ".join(glossary.expand("E&T penalty how long").terms).lower()
     assert "intentional program violation" not in terms and "fraud" not in terms
