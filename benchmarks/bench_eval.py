@@ -924,8 +924,8 @@ sessions 19 and 20, 0.667 in sessions 17 and 18, 0.657 in session 16). Met here,
 questions gained since session 20 are situations this set shares with the sets written since, whose misses were
 read. On sets nobody has read, the same code is at about 0.56-0.57 (probe80-87: 0.566; probe50/51 and 68-71:
 0.561): the target is not met on questions like these in general.
-Paragraph hit@3 is 0.856 (target 0.75; 0.844 after session 20; 0.778 after session 9's learned ranking, 0.700 before it, 0.833 before
-session 16's glossary).
+Paragraph hit@3 is 0.856 (target 0.75; 0.844 after session 20; 0.778 after session 9's learned ranking, 0.700
+before it, 0.833 before session 16's glossary).
 Over all candidate paragraphs the gold one is in the top 5 for 0.71 of first turns and in the top 10 for 0.78,
 and 0.99 have it among the candidates: the ranking of paragraphs, not the candidate set, is the limit. The
 misses are mostly wording the paragraph does not share ("apply today without paperwork" for the minimum
