@@ -255,6 +255,16 @@ def age_terms(question: str) -> list[tuple[str, tuple[str, ...]]]:
     return found
 
 
+def _add_new(policy: tuple[str, ...], terms: list[str], said: set[str]) -> None:
+    """Append to `terms` each policy term that says something the question (and the terms so far) did not; a later
+    term adding nothing new is left out too."""
+    for term in policy:
+        term_words = set(_WORD.findall(term.lower()))
+        if not term_words <= said and term not in terms:
+            terms.append(term)
+            said |= term_words
+
+
 class Glossary:
     """The bundled glossary with an admin's file merged over it: the same phrase replaces its policy terms, an
     empty list removes it, a new phrase adds. Indexed once by word tuples: `expand` is a few dict look-ups per
@@ -319,18 +329,10 @@ class Glossary:
             matched.append(question[spans[first][1]:spans[last][2]])
             entries.append((matched[-1], self.entries[key]))
             covered.update(range(first, last + 1))
-            for term in self.entries[key]:
-                term_words = set(_WORD.findall(term.lower()))
-                if not term_words <= said and term not in terms:
-                    terms.append(term)
-                    said |= term_words  # a later term adding nothing new is left out too
+            _add_new(self.entries[key], terms, said)
         for typed_age, age_policy in age_terms(question):
             entries.append((typed_age, age_policy))
-            for term in age_policy:
-                term_words = set(_WORD.findall(term.lower()))
-                if not term_words <= said and term not in terms:
-                    terms.append(term)
-                    said |= term_words
+            _add_new(age_policy, terms, said)
         content = [i for i, w in enumerate(words) if w not in STOPWORDS]
         coverage = len(covered.intersection(content)) / len(content) if content else 0.0
         return Expansion(tuple(dict.fromkeys(matched)), tuple(terms), coverage, tuple(entries))

@@ -97,6 +97,13 @@ def test_numbers_that_are_not_ages_add_no_age_threshold(glossary: Glossary, ques
     assert "under age" not in terms and "years of age" not in terms, terms
 
 
+def test_a_long_hostile_question_of_numbers_is_read_quickly(glossary: Glossary) -> None:
+    question = "1 - " * 2000 + "yo, 22, is 33 " * 300 + "x" * 5000
+    started = time.perf_counter()
+    glossary.expand(question)
+    assert time.perf_counter() - started < 0.5
+
+
 def test_the_work_sanction_is_not_read_as_a_fraud_penalty(glossary: Glossary) -> None:
     terms = " ".join(glossary.expand("E&T penalty how long").terms).lower()
     assert "intentional program violation" not in terms and "fraud" not in terms
