@@ -5,8 +5,12 @@
         --questions ../shared/eval/doc2dial/questions.jsonl --out /tmp/ltr_d2d.pkl
     .venv/bin/python benchmarks/paragraph_ltr.py train [--extra /tmp/ltr_d2d.pkl [--extra-only]] [--sets ablate]
     .venv/bin/python benchmarks/paragraph_ltr.py train --extra /tmp/ltr_d2d.pkl --strict [--nested]
-    .venv/bin/python benchmarks/paragraph_ltr.py final --extra /tmp/ltr_d2d.pkl --strict --add one_sentence --l2 1.0 \
-        [--half odd|even]   # the shipped weights (rag/search/paragraph_ranker.py), or one half's for `navibot eval`
+    .venv/bin/python benchmarks/paragraph_ltr.py final --data <read sets + doc2dial> --strict \
+        --add one_sentence glossary --l2 0.3 [--half odd|even]   # the shipped weights, or one half's
+
+The shipped weights (rag/search/paragraph_ranker.py, session 23) are fitted on the answerable first turns of the
+regulation sets read so far (benchmarks/probes/README.md; `collect --questions` of one JSONL holding them) and
+doc2dial's, the two collected pickles (lists of rows) joined into one.
 
 `collect` runs every answerable first turn through the Retriever (the embedded store and default glossary, as
 `navibot eval` does) and records, for every candidate paragraph, cheap features of its sentences (FEATURES below:
@@ -23,7 +27,8 @@ what hit@3 counts, the model promoted short parent lead-ins, which a citation do
 nothing. TEXT_FEATURES add, for research, whether the text ends with ":" (a lead-in) and whether it is one
 sentence as the store splits it (`one_sentence`, also computed by rag/search/paragraph_features.py from the
 stored sentences, so the shipped ranker reads it), how generic its words are among the question's candidates
-(`generic`, mean local idf), the share of the question's glossary policy terms it holds (`glossary`), and how
+(`generic`, mean local idf), the share of the question's glossary policy terms it holds (`glossary`; shipped since
+session 23, computed by rag/search/paragraph_features.py and read from there when collected so), and how
 often it is among the 3 best paragraphs when each other paragraph's first 12 words are the query (`hub`: counted
 apart, one Retriever.search per paragraph, into JSON files {"count": {sub_id: n}} named in NAVIBOT_LTR_HUBS).
 Findings (2026-11-23/24) are in benchmarks/RESULTS.md.
@@ -88,7 +93,8 @@ COLUMNS = ("fused_rank", *FEATURES)
 def _features(store: Any, query: str, vector: np.ndarray | None, chunk_ids: list[str]) -> dict[str, Any] | None:
     """Each candidate paragraph's FEATURES, from the sentences SQLiteKnowledgeStore.sentence_evidence reads
     (`candidate_sentences`), the question's own words (first line; the glossary's terms follow) counted apart."""
-    terms, own = query_stems(query), query_stems(query.partition("\n")[0])
+    first, _, expansion = query.partition("\n")
+    terms, own = query_stems(query), query_stems(first)
     found = store.candidate_sentences(list(dict.fromkeys(terms + own)), chunk_ids)
     if found is None:
         return None
@@ -97,8 +103,10 @@ def _features(store: Any, query: str, vector: np.ndarray | None, chunk_ids: list
     sims = sentences.vectors @ np.asarray(vector, dtype=np.float32) if vector is not None else None
     idfs = {i: idf(n_docs, df[i]) for i in ids.values() if df.get(i, 0) > 0}
     features = paragraph_features(sentences, scores, sentences.paragraph_sims(sims) if sims is not None else None,
-                                  [ids[t] for t in own if t in ids], idfs)
-    return dict(zip(sentences.subs, features[:, :len(FEATURES)], strict=True))
+                                  [ids[t] for t in own if t in ids], idfs,
+                                  [[ids[t] for t in stems] for stems in map(query_stems, expansion.split(";"))
+                                   if stems and all(t in ids for t in stems)])
+    return dict(zip(sentences.subs, features, strict=True))  # every shipped column; `table` splits them
 
 
 def collect(corpus: Path, questions_path: Path, out: Path) -> None:
@@ -177,11 +185,13 @@ def _text_features(row: dict[str, Any]) -> np.ndarray:
             df[w] = df.get(w, 0) + 1
     n = len(words)
     policy = [set(stemmed(term)) for _, terms in _GLOSSARY.expand(row["question"]).entries for term in terms]
+    shipped = row["features"].shape[1] > len(FEATURES)  # collected with every shipped column: its own `glossary`
     for i, ws in enumerate(words):
         # how generic the paragraph's vocabulary is among its rivals (mean local idf: low for a paragraph made of
         # words every candidate uses, which then matches any question), and the glossary's policy terms it holds
         out[i, 5] = float(np.mean([np.log(n / df[w]) for w in ws])) if ws else 0.0
-        out[i, 6] = sum(1 for t in policy if t and t <= ws) / len(policy) if policy else 0.0
+        out[i, 6] = (row["features"][i, SHIPPED_FEATURES.index("glossary")] if shipped else
+                     sum(1 for t in policy if t and t <= ws) / len(policy) if policy else 0.0)
     for i, sub in enumerate(row["subs"]):
         out[i, 7] = np.log1p(_HUBS.get(sub, 0))
     for i, (section, path, text) in enumerate(row["text"]):
@@ -203,7 +213,7 @@ def table(row: dict[str, Any]) -> tuple[np.ndarray, list[str]]:
     position = {sub: i for i, sub in enumerate(row["order"])}
     rrf_rank = np.array([position.get(s, len(position)) for s in row["subs"]], dtype=np.float64)
     extra = np.column_stack([-np.log1p(chunk_rank), -np.log1p(rrf_rank)])
-    return (np.hstack([row["features"], extra, _text_features(row)]),
+    return (np.hstack([row["features"][:, :len(FEATURES)], extra, _text_features(row)]),
             [*FEATURES, "chunk_rank", "rrf_rank", *TEXT_FEATURES])
 
 

@@ -14,18 +14,23 @@ import numpy as np
 from rag.search.sentence_blocks import Candidates
 
 # Column order of `paragraph_features`.
-FEATURES = ("bm25_best", "bm25_sum", "coverage", "proximity", "vector_mean", "ordinal", "length", "one_sentence")
+FEATURES = ("bm25_best", "bm25_sum", "coverage", "proximity", "vector_mean", "ordinal", "length", "one_sentence",
+            "glossary")
 PROXIMITY_WINDOW = 3  # two query words at most this many positions apart (same sentence) count as a phrase
 
 
 def paragraph_features(sentences: Candidates, scores: np.ndarray, paragraph_sims: np.ndarray | None,
-                       term_ids: Sequence[int], idfs: Mapping[int, float]) -> np.ndarray:
+                       term_ids: Sequence[int], idfs: Mapping[int, float],
+                       policy_terms: Sequence[Sequence[int]] = ()) -> np.ndarray:
     """One row per paragraph of `sentences.subs`, columns as FEATURES: its best and its summed sentence BM25 (a
     paragraph whose sentences share out the query's words), the idf-weighted share of the query's terms its
     text holds, how often two query words stand close together in it, the similarity of its mean sentence
     vector (0 without a query vector), its place in its section (legal text states the general rule first), its
     length in words (log) and whether it is one sentence (a lead-in or a list item, as the store splits).
-    `term_ids`: the question's own terms (not the glossary's), `idfs` their idf."""
+    `term_ids`: the question's own terms (not the glossary's), `idfs` their idf. Last, the share of the glossary's
+    policy terms (`policy_terms`, each as its words' term ids) whose every word its text holds: the glossary names a
+    rule in the words of the paragraph that states it ("considered an application for recertification"), words
+    that bag-of-words BM25 also credits, one by one, to each sibling that uses any of them."""
     n_paragraphs = len(sentences.subs)
     out = np.zeros((n_paragraphs, len(FEATURES)))
     if n_paragraphs == 0 or len(sentences) == 0:
@@ -61,4 +66,22 @@ def paragraph_features(sentences: Candidates, scores: np.ndarray, paragraph_sims
     out[:, 5] = np.log1p(np.arange(n_paragraphs) - np.repeat(first, np.diff(np.r_[first, n_paragraphs])))
     out[:, 6] = np.log1p(np.bincount(owner, weights=sentences.body_lens, minlength=n_paragraphs))
     out[:, 7] = np.bincount(owner, minlength=n_paragraphs) <= 1  # each paragraph has at least one sentence
+    if policy_terms:
+        out[:, 8] = _policy_share(sentences, policy_terms, n_paragraphs)
     return out
+
+
+def _policy_share(sentences: Candidates, policy_terms: Sequence[Sequence[int]], n_paragraphs: int) -> np.ndarray:
+    """Per paragraph, the share of `policy_terms` all of whose term ids occur in its body (not its headings, which
+    siblings share)."""
+    wanted = np.unique(np.fromiter((t for term in policy_terms for t in term), dtype=np.int64))
+    ends = np.cumsum(sentences.head_lens + sentences.body_lens)
+    found = np.flatnonzero(np.isin(sentences.tokens, wanted, kind="sort"))
+    sentence_of = np.searchsorted(ends, found, side="right")
+    starts = ends[sentence_of] - sentences.head_lens[sentence_of] - sentences.body_lens[sentence_of]
+    body = found - starts >= sentences.head_lens[sentence_of]
+    held = np.zeros((n_paragraphs, len(wanted)), dtype=bool)
+    owner = sentences.paragraph_of_sentence[sentence_of[body]]
+    held[owner, np.searchsorted(wanted, sentences.tokens[found[body]])] = True
+    columns = [np.searchsorted(wanted, np.asarray(term, dtype=np.int64)) for term in policy_terms]
+    return np.mean([held[:, c].all(axis=1) for c in columns], axis=0)

@@ -549,7 +549,10 @@ class SQLiteKnowledgeStore:
         terms = query_stems(query)
         # The Retriever passes the question on the first line and the glossary's terms after it: the learned
         # paragraph ranking counts the question's own words apart (rag/search/paragraph_features.py).
-        own = query_stems(query.partition("\n")[0])
+        first, _, expansion = query.partition("\n")
+        own = query_stems(first)
+        # the glossary's policy terms ("a; b c"), each searched as a whole by the learned ranking
+        policy = [stems for stems in map(query_stems, expansion.split(";")) if stems]
         found = self.candidate_sentences(list(dict.fromkeys(terms + own)), chunk_ids) if chunk_ids else None
         if found is None:
             return SentenceEvidence([], [], [], [], {})
@@ -563,7 +566,10 @@ class SQLiteKnowledgeStore:
             sims = sentences.vectors @ direction
             paragraph_sims = sentences.paragraph_sims(sims)
         idfs = {i: idf(found.n_docs, found.df[i]) for i in ids.values() if found.df.get(i, 0) > 0}
-        features = paragraph_features(sentences, scores, paragraph_sims, [ids[t] for t in own if t in ids], idfs)
+        # a policy term with a word no stored sentence uses is held by no paragraph: left out
+        policy_ids = [[ids[t] for t in stems] for stems in policy if all(t in ids for t in stems)]
+        features = paragraph_features(sentences, scores, paragraph_sims, [ids[t] for t in own if t in ids], idfs,
+                                      policy_ids)
         return rank_sentence_arrays(found.chunk_ids, sentences.chunk_of_sentence,
                                     sentences.subs, sentences.paragraph_of_sentence, sentences.chunk_of_paragraph,
                                     scores, sims, paragraph_sims, features)

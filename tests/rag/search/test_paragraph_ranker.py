@@ -57,6 +57,19 @@ def test_features_read_each_paragraph_from_its_sentences() -> None:
     assert column["one_sentence"].tolist() == [0.0, 1.0, 1.0]  # a lead-in or list item is one sentence
 
 
+def test_the_glossary_column_counts_policy_terms_a_body_holds_whole() -> None:
+    sentences = _candidates()
+    scores, sims, idfs = np.zeros(4), None, {1: 1.0}
+    glossary = FEATURES.index("glossary")
+    # term (1, 2): p0 holds both words; p1 holds 1 only; p2 holds 2 only. Term (6,): p0's second sentence. Term
+    # (2, 8): p2 holds both, p0 has 2 but not 8.
+    f = paragraph_features(sentences, scores, sims, [1], idfs, [[1, 2], [6], [2, 8]])
+    assert f[:, glossary].tolist() == pytest.approx([2 / 3, 0.0, 1 / 3])
+    # a heading token does not count: 9 heads p0's and p1's sentences, 3 p2's (and is in p0's body)
+    assert paragraph_features(sentences, scores, sims, [1], idfs, [[9], [3]])[:, glossary].tolist() == [0.5, 0.0, 0.0]
+    assert not paragraph_features(sentences, scores, sims, [1], idfs)[:, glossary].any()  # no glossary terms
+
+
 def test_features_without_question_words_or_vector() -> None:
     f = paragraph_features(_candidates(), np.zeros(4), None, [42], {})
     column = {name: f[:, i] for i, name in enumerate(FEATURES)}
@@ -159,6 +172,11 @@ def test_the_sqlite_store_gives_every_paragraph_its_features(core: Core, tmp_pat
     expanded = store.sentence_evidence(f"{question}\nrecertification", vector, chunk_ids)
     assert {s: r[FEATURES.index("coverage")] for s, r in expanded.features.items()} == {
         s: r[FEATURES.index("coverage")] for s, r in evidence.features.items()}
+    # Each policy term is held whole or not at all: "simplified reporting" is (b)'s, "report a change" is not a term.
+    policy = store.sentence_evidence(f"{question}\nsimplified reporting; landlord employer", vector, chunk_ids)
+    held = {subs[sub][:3]: row[FEATURES.index("glossary")] for sub, row in policy.features.items()}
+    assert held["(b)"] == 0.5 and held["(c)"] == 0.5 and held["(a)"] == 0.0
+    assert not any(row[FEATURES.index("glossary")] for row in evidence.features.values())
     # The Retriever's paragraph ranks follow the learned order.
     hits = core.retriever.search(question, k=3)
     ranks = {sub: rank for hit in hits for sub, rank in hit.paragraph_ranks.items()}
