@@ -93,6 +93,7 @@ def test_a_question_asking_for_a_quantity_is_answered_by_the_paragraph_that_stat
     assert cited == ["q::0.0"] and text.startswith("(i) Working 20 hours per week")
     monkeypatch.setattr("rag.answer.extractive.QUANTITY_WEIGHT", 0.0)  # without it, the paragraph naming the topic wins
     monkeypatch.setattr("rag.answer.extractive.SECOND_PASSAGE", 1.01)  # (alone: it would join as a close second)
+    monkeypatch.setattr("rag.answer.extractive.PARAGRAPH_PRIOR", 0.0)  # the paragraph ranking also prefers the amount
     _, cited = ask(answerer, question, hits_of(subs), one_sentence)
     assert cited == ["q::0.1"]
     # A question that asks for no quantity is not steered to amounts.
