@@ -912,7 +912,12 @@ unanswerable questions: expect the hidden set to land lower than 1.000.
   Time per search with the column (`bench_turn_search.py`, 10k chunks, two runs alternated): first turn median
   8.0-9.1 ms against 7.4-7.9 ms before; a follow-up's two rankings 14.0-15.1 against 11.9-12.3 ms.
 - Session 23, tried and not kept: a second paragraph taken from the retrieval's first three in place of the
-  0.9-rule's (read sets +17/-14).
+  0.9-rule's (read sets +17/-14); "diff thing -", "separate issue:", "switching topics" opening a follow-up read as a
+  new topic (all sets +5/-3 cites, but 3 more answerable refused and one unanswerable answered once taken alone);
+  the paragraph's label depth as a tenth ranking column (held out: first place 0.569 -> 0.579, hit@3 +0.003; it
+  needs each paragraph's heading path at feature time, which the stored sentences do not carry). A grep of the
+  probes for fire and flood questions printed six questions of the unread sets (probe25-031/052, probe50-022/048,
+  probe70-034, probe80-011): no phrase was written from them, and they are no longer unseen.
 
 
 Paragraph ranking variants measured over all candidate paragraphs (first turns, hit@3, odd / even qids):
