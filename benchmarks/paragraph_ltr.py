@@ -60,7 +60,7 @@ from rag.search.bm25 import idf, query_stems, stemmed
 from rag.search.glossary import Glossary
 from rag.search.legal_location import inside, location, near
 from rag.search.paragraph_features import FEATURES as SHIPPED_FEATURES
-from rag.search.paragraph_features import paragraph_features
+from rag.search.paragraph_features import paragraph_features, policy_term_ids
 from rag.search.paragraph_ranker import HEAD, normalised
 from rag.search.sentence_blocks import bm25_block_scores
 from rag.search.sentences import SentenceEvidence, split_sentences
@@ -103,9 +103,7 @@ def _features(store: Any, query: str, vector: np.ndarray | None, chunk_ids: list
     sims = sentences.vectors @ np.asarray(vector, dtype=np.float32) if vector is not None else None
     idfs = {i: idf(n_docs, df[i]) for i in ids.values() if df.get(i, 0) > 0}
     features = paragraph_features(sentences, scores, sentences.paragraph_sims(sims) if sims is not None else None,
-                                  [ids[t] for t in own if t in ids], idfs,
-                                  [[ids[t] for t in stems] for stems in map(query_stems, expansion.split(";"))
-                                   if stems and all(t in ids for t in stems)])
+                                  [ids[t] for t in own if t in ids], idfs, policy_term_ids(expansion, ids))
     return dict(zip(sentences.subs, features, strict=True))  # every shipped column; `table` splits them
 
 

@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from rag.search.bm25 import query_stems
 from rag.search.sentence_blocks import Candidates
 
 # Column order of `paragraph_features`.
@@ -43,12 +44,7 @@ def paragraph_features(sentences: Candidates, scores: np.ndarray, paragraph_sims
     out[:, 1] = np.bincount(owner, weights=scores, minlength=n_paragraphs)
     terms = np.unique(np.fromiter((t for t in term_ids if idfs.get(t, 0.0) > 0), dtype=np.int64))
     if len(terms):
-        ends = np.cumsum(sentences.head_lens + sentences.body_lens)
-        found = np.flatnonzero(np.isin(sentences.tokens, terms, kind="sort"))  # "table" (auto) is ~10x slower here
-        sentence_of = np.searchsorted(ends, found, side="right")
-        starts = ends[sentence_of] - sentences.head_lens[sentence_of] - sentences.body_lens[sentence_of]
-        in_body = found - starts >= sentences.head_lens[sentence_of]  # headings are shared by siblings
-        body, body_sentence = found[in_body], sentence_of[in_body]
+        body, body_sentence = _in_bodies(sentences, terms)
         # each (paragraph, query term) once, as one integer key
         keys = np.unique(owner[body_sentence] * len(terms) + np.searchsorted(terms, sentences.tokens[body]))
         if len(keys):
@@ -71,17 +67,29 @@ def paragraph_features(sentences: Candidates, scores: np.ndarray, paragraph_sims
     return out
 
 
-def _policy_share(sentences: Candidates, policy_terms: Sequence[Sequence[int]], n_paragraphs: int) -> np.ndarray:
-    """Per paragraph, the share of `policy_terms` all of whose term ids occur in its body (not its headings, which
-    siblings share)."""
-    wanted = np.unique(np.fromiter((t for term in policy_terms for t in term), dtype=np.int64))
+def policy_term_ids(expansion: str, ids: Mapping[str, int]) -> list[list[int]]:
+    """The glossary's policy terms of a search ("a; b c", rag/search/glossary.py Expansion.text), each as its words'
+    term ids; a term with a word no stored sentence uses is held by no paragraph and left out."""
+    return [[ids[t] for t in stems] for stems in map(query_stems, expansion.split(";"))
+            if stems and all(t in ids for t in stems)]
+
+
+def _in_bodies(sentences: Candidates, wanted: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The token positions holding one of the term ids `wanted` (sorted) in a sentence's body, not its heading
+    (headings are shared by siblings), and the sentence of each."""
     ends = np.cumsum(sentences.head_lens + sentences.body_lens)
-    found = np.flatnonzero(np.isin(sentences.tokens, wanted, kind="sort"))
+    found = np.flatnonzero(np.isin(sentences.tokens, wanted, kind="sort"))  # "table" (auto) is ~10x slower here
     sentence_of = np.searchsorted(ends, found, side="right")
     starts = ends[sentence_of] - sentences.head_lens[sentence_of] - sentences.body_lens[sentence_of]
-    body = found - starts >= sentences.head_lens[sentence_of]
+    in_body = found - starts >= sentences.head_lens[sentence_of]
+    return found[in_body], sentence_of[in_body]
+
+
+def _policy_share(sentences: Candidates, policy_terms: Sequence[Sequence[int]], n_paragraphs: int) -> np.ndarray:
+    """Per paragraph, the share of `policy_terms` all of whose term ids occur in its body."""
+    wanted = np.unique(np.fromiter((t for term in policy_terms for t in term), dtype=np.int64))
+    body, body_sentence = _in_bodies(sentences, wanted)
     held = np.zeros((n_paragraphs, len(wanted)), dtype=bool)
-    owner = sentences.paragraph_of_sentence[sentence_of[body]]
-    held[owner, np.searchsorted(wanted, sentences.tokens[found[body]])] = True
+    held[sentences.paragraph_of_sentence[body_sentence], np.searchsorted(wanted, sentences.tokens[body])] = True
     columns = [np.searchsorted(wanted, np.asarray(term, dtype=np.int64)) for term in policy_terms]
     return np.mean([held[:, c].all(axis=1) for c in columns], axis=0)

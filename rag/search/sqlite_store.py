@@ -32,7 +32,7 @@ import numpy as np
 from rag.documents import Chunk, SourceDocument, SubChunk
 from rag.search.blas import single_threaded_blas
 from rag.search.bm25 import idf, query_stems, stemmed
-from rag.search.paragraph_features import paragraph_features
+from rag.search.paragraph_features import paragraph_features, policy_term_ids
 from rag.search.section_index import Posting, SectionStats, Tokenizer, bm25_scores, top_rows
 from rag.search.sentence_blocks import Candidates, StoredBlock, bm25_block_scores, build_block
 from rag.search.sentences import Sentence, SentenceEvidence, chunk_sentences, rank_sentence_arrays
@@ -551,8 +551,6 @@ class SQLiteKnowledgeStore:
         # paragraph ranking counts the question's own words apart (rag/search/paragraph_features.py).
         first, _, expansion = query.partition("\n")
         own = query_stems(first)
-        # the glossary's policy terms ("a; b c"), each searched as a whole by the learned ranking
-        policy = [stems for stems in map(query_stems, expansion.split(";")) if stems]
         found = self.candidate_sentences(list(dict.fromkeys(terms + own)), chunk_ids) if chunk_ids else None
         if found is None:
             return SentenceEvidence([], [], [], [], {})
@@ -566,10 +564,9 @@ class SQLiteKnowledgeStore:
             sims = sentences.vectors @ direction
             paragraph_sims = sentences.paragraph_sims(sims)
         idfs = {i: idf(found.n_docs, found.df[i]) for i in ids.values() if found.df.get(i, 0) > 0}
-        # a policy term with a word no stored sentence uses is held by no paragraph: left out
-        policy_ids = [[ids[t] for t in stems] for stems in policy if all(t in ids for t in stems)]
+        # the glossary's policy terms, each counted whole by the learned ranking
         features = paragraph_features(sentences, scores, paragraph_sims, [ids[t] for t in own if t in ids], idfs,
-                                      policy_ids)
+                                      policy_term_ids(expansion, ids))
         return rank_sentence_arrays(found.chunk_ids, sentences.chunk_of_sentence,
                                     sentences.subs, sentences.paragraph_of_sentence, sentences.chunk_of_paragraph,
                                     scores, sims, paragraph_sims, features)
