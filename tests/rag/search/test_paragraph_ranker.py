@@ -13,7 +13,7 @@ import pytest
 from bot.wiring.runtime import Core
 from rag.ingest.chunking import Chunker
 from rag.ingest.ingestor import Ingestor
-from rag.search.paragraph_features import FEATURES, paragraph_features
+from rag.search.paragraph_features import FEATURES, paragraph_features, policy_term_ids
 from rag.search.paragraph_ranker import HEAD, WEIGHTS, learned_order, normalised
 from rag.search.retrieve import PARAGRAPH_RRF_K, Retriever, rank_candidate_paragraphs, reciprocal_rank_fusion
 from rag.search.sentence_blocks import Candidates
@@ -68,6 +68,16 @@ def test_the_glossary_column_counts_policy_terms_a_body_holds_whole() -> None:
     # a heading token does not count: 9 heads p0's and p1's sentences, 3 p2's (and is in p0's body)
     assert paragraph_features(sentences, scores, sims, [1], idfs, [[9], [3]])[:, glossary].tolist() == [0.5, 0.0, 0.0]
     assert not paragraph_features(sentences, scores, sims, [1], idfs)[:, glossary].any()  # no glossary terms
+
+
+def test_policy_terms_are_read_whole_and_odd_ones_left_out() -> None:
+    ids = {"recertif": 1, "period": 2, "expedit": 3, "servic": 4}
+    assert policy_term_ids("recertification period; expedited service", ids) == [[1, 2], [3, 4]]
+    # an empty line, bare separators, function words only, a word no stored sentence uses: nothing to count
+    assert policy_term_ids("", ids) == [] and policy_term_ids(";;; ;", ids) == []
+    assert policy_term_ids("the; of and", ids) == []
+    assert policy_term_ids("recertification zzzqx; expedited service", ids) == [[3, 4]]
+    assert len(policy_term_ids("; ".join(["expedited service"] * 5000), ids)) == 5000  # long, still linear
 
 
 def test_features_without_question_words_or_vector() -> None:
