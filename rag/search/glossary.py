@@ -224,6 +224,12 @@ def _content(words: list[str]) -> tuple[str, ...]:
     return tuple(SHORTHAND.get(w, w) for w in content) if len(content) > 1 else content
 
 
+def match_key(phrase: str) -> tuple[str, ...]:
+    """The words a phrase is matched on: two phrases with the same key are one entry to the matcher ("withdraw the
+    application" = "withdraw application", "lent her" = "lent him"), their policy terms merged."""
+    return _content(_phrase_key(phrase).split())
+
+
 # A client's age as navigators type it ("4 yo", "9 yr old", "a 16-year-old", "age 62") and the regulation's age
 # thresholds it falls under: rules are written "under age 6", "under 18 years of age", "60 years of age or older".
 _AGE = re.compile(r"\b(\d{1,3})\s*(?:-\s*)?(?:(?:yrs?|years?)[\s-]*old|yo|y/o|y\.o\.)(?![a-z])"
@@ -285,7 +291,7 @@ class Glossary:
         # entry of its own keeps its terms). Phrases that differ only in those words are one: their terms merge.
         self._index: dict[tuple[str, ...], str] = {}
         for key in sorted(self.entries, key=lambda k: (len(k.split()), k)):  # the plainest phrase names the entry
-            words = _content(key.split())
+            words = match_key(key)
             if words in self._index:
                 first = self._index[words]
                 self.entries[first] = tuple(dict.fromkeys([*self.entries[first], *self.entries[key]]))
