@@ -201,6 +201,14 @@ def test_amounts_appointments_a_different_county_and_until_in_shorthand(tmp_path
     assert not glossary.expand("new amt for her")  # shorthand alone is no phrase
 
 
+def test_fs_inside_a_phrase_is_snap(tmp_path: Path) -> None:
+    glossary = _only(tmp_path, '"snap is getting cut" = ["notice of adverse action"]\n'
+                     '"emergency snap" = ["expedited service"]\n"fs" = ["SNAP"]\n')
+    assert glossary.expand("her fs is getting cut next week").terms == ("notice of adverse action",)
+    assert glossary.expand("does she qualify for emergency FS").matched[0] == "emergency FS"
+    assert glossary.expand("is fs a program").terms == ("SNAP",)  # alone, as typed
+
+
 def test_terms_the_question_already_says_are_not_added(glossary: Glossary) -> None:
     assert glossary.expand("Renewal or recertification?").terms == ("certification period",)
     assert not glossary.expand("When is the recertification interview?")
