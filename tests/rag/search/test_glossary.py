@@ -17,7 +17,7 @@ from bot.config.settings import Settings
 from bot.wiring.runtime import Core, build_bot, build_core
 from rag.ingest.chunking import Chunker
 from rag.ingest.ingestor import Ingestor
-from rag.search.glossary import Glossary, GlossaryFileError
+from rag.search.glossary import Glossary, GlossaryFileError, match_key
 from rag.search.retrieve import EXPANSION_VECTOR_WEIGHT, Retriever
 from tests.conftest import write
 from tests.fakes.fake_mongo import FakeDatabase, Server
@@ -200,6 +200,18 @@ def test_amounts_appointments_a_different_county_and_until_in_shorthand(tmp_path
     assert glossary.expand("she runs a cleaning biz").terms == ("self-employment",)
     assert not glossary.expand("new amt for her")  # shorthand alone is no phrase
 
+
+def test_match_key_with_hostile_input() -> None:
+    # The key the matcher and the hygiene test compare phrases by: words only, articles, possessives and object
+    # pronouns out, verbs in one form, shorthand spelt out; never an error.
+    assert match_key("") == ()
+    assert match_key("!!! ... ---") == ()
+    assert match_key("the her") == ("the", "her")  # nothing but articles: they are the phrase
+    assert match_key("Withdraw THE application!!") == match_key("withdraw application") == ("withdraw", "application")
+    assert match_key("lent her") == match_key("lent him") == ("lent",)
+    assert match_key("app date") == match_key("application date")
+    assert match_key("x" * 5000 + " y") == ("x" * 5000, "y")
+    assert match_key("\u00e9t\u00e9 \u0000 \u202e snap") == ("t", "snap")
 
 def test_fs_inside_a_phrase_is_snap(tmp_path: Path) -> None:
     glossary = _only(tmp_path, '"snap is getting cut" = ["notice of adverse action"]\n'
