@@ -8,9 +8,24 @@
     .venv/bin/python benchmarks/paragraph_ltr.py final --data <read sets + doc2dial> --strict \
         --add one_sentence glossary --l2 0.3 [--half odd|even]   # the shipped weights, or one half's
 
-The shipped weights (rag/search/paragraph_ranker.py, session 23) are fitted on the answerable first turns of the
-regulation sets read so far (benchmarks/probes/README.md; `collect --questions` of one JSONL holding them) and
-doc2dial's, the two collected pickles (lists of rows) joined into one.
+The word links (rag/search/word_links.py, session 25) and the weights that read them, fitted without leaking
+a question's own links into its features (each half's questions collected with the links learned on the other):
+
+    .venv/bin/python benchmarks/paragraph_ltr.py collect --questions <read probes> --out /tmp/probes.pkl
+    .venv/bin/python benchmarks/paragraph_ltr.py links --data /tmp/probes.pkl --links-out rag/data/word_links.tsv.gz
+    .venv/bin/python benchmarks/paragraph_ltr.py links --data /tmp/probes.pkl --half odd --links-out /tmp/odd.tsv.gz
+    .venv/bin/python benchmarks/paragraph_ltr.py links --data /tmp/probes.pkl --half even --links-out /tmp/even.tsv.gz
+    NAVIBOT_WORD_LINKS_FILE=/tmp/odd.tsv.gz .venv/bin/python benchmarks/paragraph_ltr.py collect \
+        --questions <read probes> --half even --out /tmp/even.pkl         # and the reverse, into /tmp/odd.pkl
+    .venv/bin/python benchmarks/paragraph_ltr.py final --data /tmp/odd.pkl,/tmp/even.pkl --extra /tmp/ltr_d2d.pkl \
+        --strict --add one_sentence glossary links --l2 0.1
+
+<read probes>: the answerable first turns of the probe sets read so far (benchmarks/probes/README.md), without
+cfr273-dev, whose questions are the maintainers' and stay out of anything shipped.
+
+Before session 25, the shipped weights (rag/search/paragraph_ranker.py, session 23) were fitted on the
+answerable first turns of the regulation sets read so far (benchmarks/probes/README.md; `collect --questions`
+of one JSONL holding them) and doc2dial's, the two collected pickles (lists of rows) joined into one.
 
 `collect` runs every answerable first turn through the Retriever (the embedded store and default glossary, as
 `navibot eval` does) and records, for every candidate paragraph, cheap features of its sentences (FEATURES below:
@@ -37,12 +52,15 @@ Findings (2026-11-23/24) are in benchmarks/RESULTS.md.
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
+import math
 import os
 import pickle
 import re
 import sys
 import tempfile
+from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -64,13 +82,15 @@ from rag.search.paragraph_features import paragraph_features, policy_term_ids
 from rag.search.paragraph_ranker import HEAD, normalised
 from rag.search.sentence_blocks import bm25_block_scores
 from rag.search.sentences import SentenceEvidence, split_sentences
+from rag.search.terms import STOPWORDS
+from rag.search.word_links import QuestionLinks
 
 _DEFAULT_CORPUS = REPO.parent / "shared" / "corpus" / "snap" / "7-cfr-273.md"
 _DEFAULT_QUESTIONS = REPO.parent / "shared" / "eval" / "cfr273-dev" / "questions.jsonl"
 _QUANTITY = re.compile(r"\b(how (long|much|many|often|soon|old)|limit|deadline|maximum|minimum|amount|within)\b",
                        re.IGNORECASE)
 _NUMBER = re.compile(r"\$|\d|percent|\b(one|two|three|four|five|six|ten|twelve|thirty|sixty)\b", re.IGNORECASE)
-TEXT_FEATURES = ("depth", "sibling", "number", "colon", "one_sentence", "generic", "glossary", "hub")
+TEXT_FEATURES = ("depth", "sibling", "number", "colon", "one_sentence", "generic", "glossary", "hub", "links")
 # `hub`: how often the paragraph is among the 3 best for the other paragraphs' opening words used as queries (a
 # corpus-only count, computed apart and read from the JSON files named in NAVIBOT_LTR_HUBS, comma-separated).
 _HUBS: dict[str, int] = {sub: n for f in filter(None, os.environ.get("NAVIBOT_LTR_HUBS", "").split(","))
@@ -90,7 +110,8 @@ FEATURES = SHIPPED_FEATURES[:SHIPPED_FEATURES.index("one_sentence")]
 COLUMNS = ("fused_rank", *FEATURES)
 
 
-def _features(store: Any, query: str, vector: np.ndarray | None, chunk_ids: list[str]) -> dict[str, Any] | None:
+def _features(store: Any, query: str, vector: np.ndarray | None, chunk_ids: list[str],
+              links: QuestionLinks | None = None) -> dict[str, Any] | None:
     """Each candidate paragraph's FEATURES, from the sentences SQLiteKnowledgeStore.sentence_evidence reads
     (`candidate_sentences`), the question's own words (first line; the glossary's terms follow) counted apart."""
     first, _, expansion = query.partition("\n")
@@ -102,17 +123,20 @@ def _features(store: Any, query: str, vector: np.ndarray | None, chunk_ids: list
     scores = bm25_block_scores([ids[t] for t in terms if t in ids], sentences, df, n_docs, found.avg_len)
     sims = sentences.vectors @ np.asarray(vector, dtype=np.float32) if vector is not None else None
     idfs = {i: idf(n_docs, df[i]) for i in ids.values() if df.get(i, 0) > 0}
+    link_ids, linked = store._link_arrays(links, found.chunk_ids, sentences.chunk_of_paragraph)
     features = paragraph_features(sentences, scores, sentences.paragraph_sims(sims) if sims is not None else None,
-                                  [ids[t] for t in own if t in ids], idfs, policy_term_ids(expansion, ids))
+                                  [ids[t] for t in own if t in ids], idfs, policy_term_ids(expansion, ids),
+                                  link_ids, linked)
     return dict(zip(sentences.subs, features, strict=True))  # every shipped column; `table` splits them
 
 
-def collect(corpus: Path, questions_path: Path, out: Path) -> None:
+def collect(corpus: Path, questions_path: Path, out: Path, half: str = "") -> None:
     from bot.config.settings import Settings  # benchmarks may build the bot's core; rag/ never imports bot/
     from bot.wiring.runtime import build_core
 
     questions = [json.loads(line) for line in questions_path.read_text(encoding="utf-8").splitlines() if line.strip()]
-    questions = [q for q in questions if not q.get("history") and q.get("answerable", True)]
+    questions = [q for q in questions if not q.get("history") and q.get("answerable", True)
+                 and (not half or _half_of(q["qid"]) == half)]
     spans = "gold_answers" in questions[0]  # doc2dial: the paragraph holding the gold answer span is the positive
     with tempfile.TemporaryDirectory(prefix="navibot-ltr-") as tmp:
         os.environ["NAVIBOT_DATA_DIR"] = tmp
@@ -123,9 +147,10 @@ def collect(corpus: Path, questions_path: Path, out: Path) -> None:
             seen: dict[str, Any] = {}
             original_evidence, original_rank = store.sentence_evidence, retrieve.rank_candidate_paragraphs
 
-            def evidence_of(query: str, vector: np.ndarray | None, chunk_ids: list[str]) -> SentenceEvidence:
-                seen["features"] = _features(store, query, vector, chunk_ids)
-                return original_evidence(query, vector, chunk_ids)
+            def evidence_of(query: str, vector: np.ndarray | None, chunk_ids: list[str],
+                            links: QuestionLinks | None = None) -> SentenceEvidence:
+                seen["features"] = _features(store, query, vector, chunk_ids, links)
+                return original_evidence(query, vector, chunk_ids, links)
 
             def rank(evidence: SentenceEvidence, fused: list[str]) -> tuple[list[str], list[str]]:
                 orders = original_rank(evidence, fused)
@@ -190,6 +215,9 @@ def _text_features(row: dict[str, Any]) -> np.ndarray:
         out[i, 5] = float(np.mean([np.log(n / df[w]) for w in ws])) if ws else 0.0
         out[i, 6] = (row["features"][i, SHIPPED_FEATURES.index("glossary")] if shipped else
                      sum(1 for t in policy if t and t <= ws) / len(policy) if policy else 0.0)
+    links = SHIPPED_FEATURES.index("links")
+    if row["features"].shape[1] > links:  # collected with the word links column (rag/search/word_links.py)
+        out[:, 8] = row["features"][:, links]
     for i, sub in enumerate(row["subs"]):
         out[i, 7] = np.log1p(_HUBS.get(sub, 0))
     for i, (section, path, text) in enumerate(row["text"]):
@@ -355,9 +383,11 @@ def nested_fit(data: list[tuple[np.ndarray, np.ndarray, np.ndarray, int]]) -> np
 
 
 def _tables(path: Path) -> tuple[list[tuple[np.ndarray, np.ndarray, int]], list[str]]:
+    """Every collected question's features and labels; `path` may name several pickles, joined by commas."""
     names: list[str] = []
     tables = []
-    for row in pickle.loads(path.read_bytes()):
+    rows = [row for part in str(path).split(",") for row in pickle.loads(Path(part).read_bytes())]
+    for row in rows:
         x, names = table(row)
         y = row["labels"] + 2 * row["strict"]  # 1: the gold's parent (counted by hit@3), 3: the gold or under it
         number = row["qid"].split("-")[-1]
@@ -455,9 +485,68 @@ def final(path: Path, extra: Path | None, half: str = "", drop: Sequence[str] = 
     print("}")
 
 
+LINK_MIN = 5  # a (question word, paragraph word) pair is kept when the word is in this many answering paragraphs
+LINK_PRIOR = (0.1, 1.0)  # added to a pair's count and to a question word's total, among answers and among rivals
+LINK_SCOPE = r"^§\s*273\.\d"  # the links apply to the sections of 7 CFR 273, the text they are learned on
+
+
+def _half_of(qid: str) -> str:
+    number = qid.split("-")[-1]
+    return ("odd" if int(number) % 2 else "even") if number.isdigit() else ""
+
+
+def _link_stems(text: str) -> frozenset[str]:
+    return frozenset(t for t in stemmed(text) if t not in STOPWORDS and len(t) > 1 and not t.isdigit())
+
+
+def learn_links(path: Path, out: Path, half: str = "") -> None:
+    """Word links (rag/search/word_links.py) from collected questions (`collect`): for each question word q and
+    paragraph word p, how much more often p stands in the question's answering paragraphs (the gold or one under
+    it) than in the rivals among today's first HEAD paragraphs (neither gold, nor above or under it), as the
+    log of the ratio of the two shares, smoothed by LINK_PRIOR; kept when positive and p is in LINK_MIN answers
+    of questions holding q. `half`: learn on the odd or the even qids only (to fit the ranking's weight on
+    links learned without the question, `collect --links` of the other half)."""
+    rows = [r for r in pickle.loads(path.read_bytes()) if not half or _half_of(r["qid"]) == half]
+    in_answers: dict[str, Counter[str]] = defaultdict(Counter)
+    in_rivals: dict[str, Counter[str]] = defaultdict(Counter)
+    answers: Counter[str] = Counter()
+    rivals: Counter[str] = Counter()
+    used = 0
+    for row in rows:
+        index = {sub: i for i, sub in enumerate(row["subs"])}
+        head = [index[sub] for sub in row["order"][:HEAD] if sub in index]
+        positives = [i for i in head if row["strict"][i]]
+        if not positives:
+            continue
+        used += 1
+        negatives = [i for i in head if not row["labels"][i]]
+        held = frozenset().union(*(_link_stems(row["text"][i][2]) for i in positives))
+        around = Counter(p for i in negatives for p in _link_stems(row["text"][i][2]))
+        for q in set(query_stems(row["question"])):
+            answers[q] += 1
+            rivals[q] += len(negatives)
+            in_answers[q].update(held)
+            in_rivals[q].update(around)
+    bonus, total = LINK_PRIOR
+    lines = []
+    for q in sorted(in_answers):
+        kept = []
+        for p, n in in_answers[q].items():
+            weight = math.log(((n + bonus) / (answers[q] + total)) / ((in_rivals[q][p] + bonus) / (rivals[q] + total)))
+            if n >= LINK_MIN and round(weight, 3) > 0:  # as written
+                kept.append((p, weight))
+        lines += [f"{q}\t{p}\t{w:.3f}" for p, w in sorted(kept, key=lambda kv: (-kv[1], kv[0]))]
+    header = [f"# navibot word links, learned by benchmarks/paragraph_ltr.py links from {used} questions "
+              f"({path.name}{', ' + half + ' qids' if half else ''}); LINK_MIN {LINK_MIN}, LINK_PRIOR {LINK_PRIOR}",
+              "# question stem, paragraph stem, weight (rag/search/word_links.py)", f"#scope\t{LINK_SCOPE}"]
+    data = "\n".join(header + lines).encode("utf-8") + b"\n"
+    out.write_bytes(gzip.compress(data, mtime=0) if out.suffix == ".gz" else data)
+    print(f"{len(lines)} links of {len(in_answers)} question words from {used} questions -> {out}")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("step", choices=["collect", "train", "final"])
+    parser.add_argument("step", choices=["collect", "train", "final", "links"])
     parser.add_argument("--corpus", type=Path, default=_DEFAULT_CORPUS)
     parser.add_argument("--questions", type=Path, default=_DEFAULT_QUESTIONS)
     parser.add_argument("--out", "--data", dest="data", type=Path, default=Path("/tmp/ltr.pkl"))
@@ -467,7 +556,8 @@ def main() -> int:
     parser.add_argument("--extra-only", action="store_true", help="train on --extra alone")
     parser.add_argument("--drop", nargs="*", default=[], help="final: features left out (weight 0)")
     parser.add_argument("--add", nargs="*", default=[], help="final: text features added (TEXT_FEATURES)")
-    parser.add_argument("--half", choices=["odd", "even"], help="final: train on these qids of --data only")
+    parser.add_argument("--half", choices=["odd", "even"], help="collect, final, links: these qids only")
+    parser.add_argument("--links-out", type=Path, default=Path("/tmp/word_links.tsv.gz"), help="links: the file")
     parser.add_argument("--only", nargs="*", default=[], help="the feature sets whose name starts so")
     parser.add_argument("--head", type=int, default=40)
     parser.add_argument("--nested", action="store_true", help="choose --l2 and --prior by inner cross-validation")
@@ -480,7 +570,9 @@ def main() -> int:
                                                                     args.prior, args.strict)
     OPT.nested, OPT.only, OPT.head = args.nested, args.only, args.head
     if args.step == "collect":
-        collect(args.corpus, args.questions, args.data)
+        collect(args.corpus, args.questions, args.data, args.half or "")
+    elif args.step == "links":
+        learn_links(args.data, args.links_out, args.half or "")
     elif args.step == "final":
         final(args.data, args.extra, args.half, args.drop, args.add)
     else:

@@ -50,6 +50,12 @@ class Settings(ProviderSettings, MongoSettings, ServerSettings, AdminSettings):
     glossary_file: Path | None = Field(default=None,
                                        description="TOML file of an agency's own acronyms, program names and words, "
                                                    "merged over the bundled glossary (rag/data/glossary.toml).")
+    word_links_file: Path | None = Field(
+        default=None,
+        description="File of learned word links replacing the bundled ones (rag/data/word_links.tsv.gz, learned "
+                    "from navigator-style questions about 7 CFR 273 and applied only to that regulation's sections); "
+                    "see rag/search/word_links.py for the format and benchmarks/paragraph_ltr.py for how to learn "
+                    "them from an agency's own questions.")
     suggested_questions: Annotated[list[str], NoDecode] = Field(
         default_factory=list,
         description="Questions offered as prompts in Slack's assistant pane and as Teams prompt starters, separated "

@@ -33,6 +33,7 @@ from rag.search.embedding import Embedder
 from rag.search.glossary import Glossary
 from rag.search.retrieve import Retriever
 from rag.search.store import KnowledgeStore, is_public
+from rag.search.word_links import load_word_links
 
 
 @dataclass(slots=True)
@@ -50,6 +51,7 @@ class Core:
 def build_core(settings: Settings, store_path: Path | None = None) -> Core:
     use_case_patterns(settings.redact_patterns)  # NAVIBOT_REDACT_PATTERNS: the store, the logs and outbound calls
     glossary = Glossary(settings.glossary_file)  # read first: a broken glossary file is reported before the store opens
+    word_links = load_word_links(settings.word_links_file)  # likewise
     store = open_knowledge_store(settings, store_path)
     try:
         embedder = make_embedder(settings)
@@ -62,7 +64,8 @@ def build_core(settings: Settings, store_path: Path | None = None) -> Core:
         store=store,
         embedder=embedder,
         ingestor=Ingestor(store, embedder, Chunker(settings.chunk_max_words)),
-        retriever=Retriever(store, embedder, candidates=settings.candidates, glossary=glossary),
+        retriever=Retriever(store, embedder, candidates=settings.candidates, glossary=glossary,
+                            word_links=word_links),
     )
 
 

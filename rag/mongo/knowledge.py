@@ -48,6 +48,7 @@ from rag.mongo.pipelines import SearchOptions
 from rag.search.bm25 import bm25_scores_joined, query_stems, stemmed
 from rag.search.sentences import SentenceEvidence, chunk_sentences, rank_sentences
 from rag.search.store import ChunkVectors, EmbeddingMismatch, Filters, StoredDocument
+from rag.search.word_links import QuestionLinks
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -303,8 +304,10 @@ class AsyncMongoKnowledge:
         evidence = await self.sentence_evidence(query, vector, chunk_ids)
         return evidence.chunks_lexical, evidence.chunks_vector
 
-    async def sentence_evidence(self, query: str, vector: np.ndarray | None,
-                                chunk_ids: list[str]) -> SentenceEvidence:
+    async def sentence_evidence(self, query: str, vector: np.ndarray | None, chunk_ids: list[str],
+                                links: QuestionLinks | None = None) -> SentenceEvidence:
+        # `links` feed the learned paragraph ranking's features, which this store does not compute (its candidate
+        # paragraphs keep the fused order; rag/search/paragraph_ranker.py)
         if not chunk_ids:
             return SentenceEvidence([], [], [], [], {})
         terms = query_stems(query)
@@ -398,8 +401,9 @@ class MongoKnowledgeStore:
                           chunk_ids: list[str]) -> tuple[list[str], list[str]]:
         return self._run(self.aio.sentence_rankings(query, vector, chunk_ids))
 
-    def sentence_evidence(self, query: str, vector: np.ndarray | None, chunk_ids: list[str]) -> SentenceEvidence:
-        return self._run(self.aio.sentence_evidence(query, vector, chunk_ids))
+    def sentence_evidence(self, query: str, vector: np.ndarray | None, chunk_ids: list[str],
+                          links: QuestionLinks | None = None) -> SentenceEvidence:
+        return self._run(self.aio.sentence_evidence(query, vector, chunk_ids, links))
 
     def get_chunks(self, chunk_ids: list[str]) -> list[Chunk]:
         return self._run(self.aio.get_chunks(chunk_ids))

@@ -16,13 +16,15 @@ from rag.search.sentence_blocks import Candidates
 
 # Column order of `paragraph_features`.
 FEATURES = ("bm25_best", "bm25_sum", "coverage", "proximity", "vector_mean", "ordinal", "length", "one_sentence",
-            "glossary")
+            "glossary", "links")
 PROXIMITY_WINDOW = 3  # two query words at most this many positions apart (same sentence) count as a phrase
 
 
 def paragraph_features(sentences: Candidates, scores: np.ndarray, paragraph_sims: np.ndarray | None,
                        term_ids: Sequence[int], idfs: Mapping[int, float],
-                       policy_terms: Sequence[Sequence[int]] = ()) -> np.ndarray:
+                       policy_terms: Sequence[Sequence[int]] = (),
+                       links: Sequence[tuple[np.ndarray, np.ndarray]] = (),
+                       linked: np.ndarray | None = None) -> np.ndarray:
     """One row per paragraph of `sentences.subs`, columns as FEATURES: its best and its summed sentence BM25 (a
     paragraph whose sentences share out the query's words), the idf-weighted share of the query's terms its
     text holds, how often two query words stand close together in it, the similarity of its mean sentence
@@ -31,7 +33,10 @@ def paragraph_features(sentences: Candidates, scores: np.ndarray, paragraph_sims
     `term_ids`: the question's own terms (not the glossary's), `idfs` their idf. Last, the share of the glossary's
     policy terms (`policy_terms`, each as its words' term ids) whose every word its text holds: the glossary names a
     rule in the words of the paragraph that states it ("considered an application for recertification"), words
-    that bag-of-words BM25 also credits, one by one, to each sibling that uses any of them."""
+    that bag-of-words BM25 also credits, one by one, to each sibling that uses any of them. Then the learned word
+    links (rag/search/word_links.py): `links` holds, per question word that has any, its linked words' term ids
+    (sorted) and weights; a paragraph scores the sum over those question words of the strongest link its text
+    holds, if `linked` (one flag per paragraph: its section is in the text the links were learned on) allows."""
     n_paragraphs = len(sentences.subs)
     out = np.zeros((n_paragraphs, len(FEATURES)))
     if n_paragraphs == 0 or len(sentences) == 0:
@@ -64,7 +69,21 @@ def paragraph_features(sentences: Candidates, scores: np.ndarray, paragraph_sims
     out[:, 7] = np.bincount(owner, minlength=n_paragraphs) <= 1  # each paragraph has at least one sentence
     if policy_terms:
         out[:, 8] = _policy_share(sentences, policy_terms, n_paragraphs)
+    if links and linked is not None and linked.any():
+        out[:, 9] = np.where(linked, _link_score(sentences, links, n_paragraphs), 0.0)
     return out
+
+
+def _link_score(sentences: Candidates, links: Sequence[tuple[np.ndarray, np.ndarray]], n_paragraphs: int) -> np.ndarray:
+    """Per paragraph, the sum over the question words of the weight of the strongest linked word its body holds."""
+    wanted = np.unique(np.concatenate([ids for ids, _ in links]))
+    body, body_sentence = _in_bodies(sentences, wanted)
+    held = np.zeros((n_paragraphs, len(wanted)), dtype=bool)
+    held[sentences.paragraph_of_sentence[body_sentence], np.searchsorted(wanted, sentences.tokens[body])] = True
+    total = np.zeros(n_paragraphs)
+    for ids, weights in links:
+        total += (held[:, np.searchsorted(wanted, ids)] * weights).max(axis=1)
+    return total
 
 
 def policy_term_ids(expansion: str, ids: Mapping[str, int]) -> list[list[int]]:

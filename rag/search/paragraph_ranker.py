@@ -7,21 +7,21 @@ else; the model adds how many of the question's words a paragraph holds across i
 stand together, where it sits in its section, how long it is, whether it is a single sentence and how many of
 the glossary's policy terms it holds whole.
 
-How it was trained (benchmarks/paragraph_ltr.py `final --strict --add one_sentence glossary --l2 0.3`; figures in
+How it was trained (benchmarks/paragraph_ltr.py, whose docstring lists the steps; figures in
 benchmarks/RESULTS.md): per question, every feature of the first HEAD paragraphs of today's order becomes
 1 / (RANK_K + its rank among them), standardised over them, so a weight means the same on any corpus; a
-listwise logistic model (softmax over the head) with L2 0.3 toward today's order (weight 1 on it, 0 on the
+listwise logistic model (softmax over the head) with L2 0.1 toward today's order (weight 1 on it, 0 on the
 rest). Positives are the paragraphs an answer may cite: the gold paragraph or one under it (not its parent, which
-paragraph hit@3 also counts: trained on those, the model promoted short lead-ins that answer nothing) for the
-2,093 answerable first turns of the regulation sets read so far (cfr273-dev and the read probes,
-benchmarks/probes/README.md), and on doc2dial's 310 first turns the paragraph holding the gold span.
-Session 23, against the weights fitted before on cfr273-dev's 90 alone, on the 34 regulation sets never read
-(1,500 first turns): paragraph hit@3 0.730 -> 0.749 (0.738 refitted without the glossary column), answers
-citing a gold paragraph 1,141 -> 1,153 of 1,889; on probe88-95, written this session and never read, hit@3
-0.731 -> 0.747 and cites 271 -> 268 of 456; on cfr273-dev, which the old weights were fitted to, hit@3 0.856 ->
-0.811 and cites 75 -> 75 of 105. It orders the paragraphs (what the answer quotes); which
-sections are retrieved stays the fused order's choice (rag/search/retrieve.py), so doc2dial's page ranking is
-untouched.
+paragraph hit@3 also counts: trained on those, the model promoted short lead-ins that answer nothing), for the
+2,813 answerable first turns of the probe sets read so far (benchmarks/probes/README.md; not cfr273-dev) and, on
+doc2dial's 310 first turns, the paragraph holding the gold span.
+Session 25 added the tenth column, the learned word links (rag/search/word_links.py), learned from those same
+probe questions; its weight is fitted on links learned without the question (each half's questions with the other
+half's links), so that a link a question taught itself does not inflate it. On the 34 regulation sets never read
+(1,500 first turns), the gold paragraph or one under it ranked first 0.581 -> 0.745, paragraph hit@3 0.783 ->
+0.876; on cfr273-dev (90, never trained on) 0.556 -> 0.622 and 0.811 -> 0.856; doc2dial (out of the links'
+scope) 0.384 -> 0.397. It orders the paragraphs (what the answer quotes); which sections are retrieved stays the
+fused order's choice (rag/search/retrieve.py), so doc2dial's page ranking is untouched.
 """
 
 from __future__ import annotations
@@ -35,18 +35,19 @@ from rag.search.paragraph_features import FEATURES
 HEAD = 40  # today's best 40 paragraphs are re-ordered; the rest keep their place
 RANK_K = 10.0  # each feature's rank r among the head counts as 1 / (RANK_K + r), as in reciprocal rank fusion
 # One weight per column: today's fused order, then FEATURES. `benchmarks/paragraph_ltr.py final --strict --add
-# one_sentence glossary --l2 0.3` prints them (doc2dial + the read regulation sets' answerable first turns, 2,403).
+# one_sentence glossary links --l2 0.1` prints them (the read probes' 2,813 answerable first turns + doc2dial's 310).
 WEIGHTS: Mapping[str, float] = {
-    "fused_rank": 0.993,
-    "bm25_best": 0.315,
-    "bm25_sum": 0.241,
-    "coverage": 0.064,
-    "proximity": 0.026,
-    "vector_mean": 0.098,
-    "ordinal": -0.033,
-    "length": -0.167,
-    "one_sentence": -0.008,
-    "glossary": 0.338,
+    "fused_rank": 0.819,
+    "bm25_best": 0.290,
+    "bm25_sum": 0.215,
+    "coverage": 0.038,
+    "proximity": 0.058,
+    "vector_mean": 0.147,
+    "ordinal": -0.065,
+    "length": -0.558,
+    "one_sentence": 0.095,
+    "glossary": 0.334,
+    "links": 1.117,
 }
 COLUMNS = ("fused_rank", *FEATURES)
 

@@ -28,6 +28,7 @@ from rag.search.paragraph_ranker import learned_order
 from rag.search.sentences import SentenceEvidence
 from rag.search.spelling import Speller
 from rag.search.store import EmbeddingMismatch, Filters, KnowledgeStore
+from rag.search.word_links import QuestionLinks, WordLinks
 
 log = logging.getLogger(__name__)
 
@@ -75,12 +76,13 @@ class Retriever:
     """Finds the section chunks that best match a question, with optional tag and group filters."""
 
     def __init__(self, store: KnowledgeStore, embedder: Embedder, candidates: int = 50, rrf_k: int = RRF_K,
-                 glossary: Glossary | None = None, spelling: bool = True) -> None:
+                 glossary: Glossary | None = None, spelling: bool = True, word_links: WordLinks | None = None) -> None:
         self.store = store
         self.embedder = embedder
         self.candidates = candidates
         self.rrf_k = rrf_k
         self.glossary = glossary
+        self.word_links = word_links  # learned, for the learned paragraph ranking (rag/search/word_links.py)
         # typos read as the closest words the store holds (rag/search/spelling.py); None: searched as typed
         self.speller = Speller.of(store, glossary.entries if glossary is not None else None) if spelling else None
         if getattr(store, "candidate_sentences", None) is None:  # rag/search/paragraph_ranker.py needs its features
@@ -137,6 +139,10 @@ class Retriever:
             text = f"{text}\n{expansion.text}"  # lexical: the question's words first, then the policy terms
         return text, vector
 
+    def _links(self, searched: str) -> QuestionLinks | None:
+        """The learned word links of the question's own words (the first line of what `_searched` returns)."""
+        return self.word_links.for_question(searched.partition("\n")[0]) if self.word_links else None
+
     def search(self, query: str, k: int = 5, tags: list[str] | None = None,
                groups: list[str] | None = None, follow_up: str = "") -> list[SearchHit]:
         """The best k chunks for `query`. `follow_up`: the navigator's own words when `query` is a follow-up read
@@ -156,7 +162,7 @@ class Retriever:
         candidates = list(dict.fromkeys(by_vector + by_lexical))  # already filtered by tags and groups
         evidence_of = getattr(self.store, "sentence_evidence", None)
         if evidence_of is not None:
-            evidence = evidence_of(query, vector, candidates)
+            evidence = evidence_of(query, vector, candidates, self._links(query))
         else:  # a store with chunk rankings only: no paragraph evidence
             evidence = SentenceEvidence(*self.store.sentence_rankings(query, vector, candidates), [], [], {})
         rankings = [by_vector, by_lexical, evidence.chunks_lexical, evidence.chunks_vector]
@@ -168,7 +174,8 @@ class Retriever:
         own = self.spelled(follow_up.strip()) if follow_up.strip() else ""
         if own and evidence_of is not None and FOLLOW_UP_WEIGHT > 0:
             own_text, own_vector = self._searched(own)
-            _, by_own_words = rank_candidate_paragraphs(evidence_of(own_text, own_vector, candidates), fused)
+            _, by_own_words = rank_candidate_paragraphs(
+                evidence_of(own_text, own_vector, candidates, self._links(own_text)), fused)
             # its own order first: a tie goes to what the navigator asks now
             paragraphs = [sub for sub, _ in reciprocal_rank_fusion(
                 [by_own_words, paragraphs], [FOLLOW_UP_WEIGHT, 1.0], k=PARAGRAPH_RRF_K)]

@@ -21,6 +21,7 @@ import json
 import sqlite3
 import threading
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from itertools import groupby
@@ -39,6 +40,7 @@ from rag.search.sentences import Sentence, SentenceEvidence, chunk_sentences, ra
 from rag.search.store import ChunkVectors, EmbeddingMismatch, Filters, StoredDocument
 from rag.search.terms import question_terms
 from rag.search.vector_scan import SectionCodes, top_k
+from rag.search.word_links import QuestionLinks, WordLinks
 
 SCHEMA_VERSION = 4  # bump when the tables change; an older file is migrated (store_migration.py) or refused
 MIGRATES_FROM = (1, 2, 3)
@@ -207,6 +209,8 @@ class SQLiteKnowledgeStore:
         # The last candidates' sentences as joined, with the sections they were read under: a follow-up ranks the
         # same candidates twice (rag/search/retrieve.py FOLLOW_UP_WEIGHT), and the second read is then free.
         self._joined: tuple[_Sections, list[int], Candidates, list[str]] | None = None
+        # each chunk's place in a word links file's scope (rag/search/word_links.py), for the sections it was read on
+        self._scope_cache: tuple[_Sections | None, WordLinks | None, dict[str, bool]] = (None, None, {})
         self._loaded_version: tuple[int, int] | None = None
         self._writes = 0
 
@@ -545,7 +549,9 @@ class SQLiteKnowledgeStore:
             self._joined = (sections, wanted, sentences, owners)  # read-only from here on
         return CandidateSentences(sentences, owners, dim, ids, df, n_docs, n_tokens / n_docs if n_docs else 0.0)
 
-    def sentence_evidence(self, query: str, vector: np.ndarray | None, chunk_ids: list[str]) -> SentenceEvidence:
+    def sentence_evidence(self, query: str, vector: np.ndarray | None, chunk_ids: list[str],
+                          links: QuestionLinks | None = None) -> SentenceEvidence:
+        """`links`: the question's learned word links (rag/search/word_links.py), a column of the paragraph ranking."""
         terms = query_stems(query)
         # The Retriever passes the question on the first line and the glossary's terms after it: the learned
         # paragraph ranking counts the question's own words apart (rag/search/paragraph_features.py).
@@ -565,11 +571,46 @@ class SQLiteKnowledgeStore:
             paragraph_sims = sentences.paragraph_sims(sims)
         idfs = {i: idf(found.n_docs, found.df[i]) for i in ids.values() if found.df.get(i, 0) > 0}
         # the glossary's policy terms, each counted whole by the learned ranking
+        link_ids, linked = self._link_arrays(links, found.chunk_ids, sentences.chunk_of_paragraph)
         features = paragraph_features(sentences, scores, paragraph_sims, [ids[t] for t in own if t in ids], idfs,
-                                      policy_term_ids(expansion, ids))
+                                      policy_term_ids(expansion, ids), link_ids, linked)
         return rank_sentence_arrays(found.chunk_ids, sentences.chunk_of_sentence,
                                     sentences.subs, sentences.paragraph_of_sentence, sentences.chunk_of_paragraph,
                                     scores, sims, paragraph_sims, features)
+
+    def _link_arrays(self, links: QuestionLinks | None, owners: Sequence[str], chunk_of_paragraph: np.ndarray
+                     ) -> tuple[list[tuple[np.ndarray, np.ndarray]], np.ndarray | None]:
+        """Per question word, its linked words' term ids (sorted) and weights, and per candidate paragraph whether
+        its section is in the links' scope; nothing when no candidate section is."""
+        if links is None:
+            return [], None
+        in_scope = np.array(self._in_scope(links.source, owners), dtype=bool)
+        if not in_scope.any():
+            return [], None
+        with self._lock:
+            ids = self._lookup(sorted({stem for word in links.words for stem in word}))
+        arrays = []
+        for word in links.words:
+            pairs = sorted((ids[stem], weight) for stem, weight in word.items() if stem in ids)
+            if pairs:
+                arrays.append((np.array([i for i, _ in pairs], dtype=np.int64), np.array([w for _, w in pairs])))
+        return arrays, in_scope[chunk_of_paragraph]
+
+    def _in_scope(self, source: WordLinks, chunk_ids: Sequence[str]) -> list[bool]:
+        """Whether each chunk's heading path is in `source`'s scope; kept per chunk until the store changes."""
+        with self._lock:
+            sections = self._refresh()
+            if self._scope_cache[0] is not sections or self._scope_cache[1] is not source:
+                self._scope_cache = (sections, source, {})
+            known = self._scope_cache[2]
+            missing = sorted({c for c in chunk_ids if c not in known})
+            for start in range(0, len(missing), 500):
+                part = missing[start:start + 500]
+                for chunk_id, path in self._db.execute(
+                        f"SELECT chunk_id, heading_path FROM chunks WHERE chunk_id IN ({','.join('?' * len(part))})",
+                        part):
+                    known[chunk_id] = source.covers(json.loads(path))
+            return [known.get(c, False) for c in chunk_ids]
 
     def get_chunks(self, chunk_ids: list[str]) -> list[Chunk]:
         if not chunk_ids:

@@ -10,6 +10,7 @@ import numpy as np
 
 from rag.documents import Chunk, SourceDocument
 from rag.search.sentences import SentenceEvidence
+from rag.search.word_links import QuestionLinks
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,8 +100,10 @@ class KnowledgeStore(Protocol):
         """
         ...
 
-    def sentence_evidence(self, query: str, vector: np.ndarray | None, chunk_ids: list[str]) -> SentenceEvidence:
-        """sentence_rankings, plus the candidates' paragraphs ranked by their sentences (rag.search.sentences)."""
+    def sentence_evidence(self, query: str, vector: np.ndarray | None, chunk_ids: list[str],
+                          links: QuestionLinks | None = None) -> SentenceEvidence:
+        """sentence_rankings, plus the candidates' paragraphs ranked by their sentences (rag.search.sentences);
+        `links`, the question's learned word links, feed the paragraph features of a store that computes them."""
         ...
 
     def get_chunks(self, chunk_ids: list[str]) -> list[Chunk]:

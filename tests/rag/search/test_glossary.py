@@ -389,10 +389,11 @@ class Recording:
         self.seen.append(("sentence vector", vector))
         return self.store.sentence_rankings(query, vector, chunk_ids)
 
-    def sentence_evidence(self, query: str, vector: np.ndarray | None, chunk_ids: list[str]) -> Any:
+    def sentence_evidence(self, query: str, vector: np.ndarray | None, chunk_ids: list[str],
+                          links: Any = None) -> Any:
         self.seen.append(("sentences", query))
         self.seen.append(("sentence vector", vector))
-        return self.store.sentence_evidence(query, vector, chunk_ids)
+        return self.store.sentence_evidence(query, vector, chunk_ids, links)
 
 
 def blended(core: Core, question: str, terms: str, weight: float = EXPANSION_VECTOR_WEIGHT) -> np.ndarray:

@@ -170,7 +170,8 @@ An appeal of a cut to food benefits is heard by an official who took no part in 
 ## While the hearing is pending
 
 Benefits continue unchanged, at the same amount, while the household waits for the decision, when it asks within
-the notice period.
+the notice period. The office reduces or ends them only once the hearing official has decided against the
+household, or when the household's certification period ends before the decision is made.
 """
 
 

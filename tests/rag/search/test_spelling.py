@@ -65,9 +65,10 @@ class Recording:
         self.seen["lexical"] = query
         return self.store.lexical_search(query, limit, filters)
 
-    def sentence_evidence(self, query: str, vector: np.ndarray | None, chunk_ids: list[str]) -> Any:
+    def sentence_evidence(self, query: str, vector: np.ndarray | None, chunk_ids: list[str],
+                          links: Any = None) -> Any:
         self.seen["sentences"] = query
-        return self.store.sentence_evidence(query, vector, chunk_ids)
+        return self.store.sentence_evidence(query, vector, chunk_ids, links)
 
 
 # -- in the running search ------------------------------------------------------------------------------------------
