@@ -22,7 +22,7 @@ import sqlite3
 import threading
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from itertools import groupby
 from operator import itemgetter
@@ -139,6 +139,26 @@ def fts_query(text: str) -> str:
 
 
 @dataclass(slots=True)
+class _LinkCache:
+    """What the word links of `source` need from the store as it was when `sections` was read: each chunk's place in
+    their scope, the term id of each word they point to, and each question word's links as term ids and weights."""
+
+    sections: _Sections
+    source: WordLinks
+    in_scope: dict[str, bool] = field(default_factory=dict)
+    term_ids: dict[str, int] | None = None
+    arrays: dict[str, tuple[np.ndarray, np.ndarray] | None] = field(default_factory=dict)
+
+    def arrays_of(self, stem: str) -> tuple[np.ndarray, np.ndarray] | None:
+        if stem not in self.arrays:
+            ids = self.term_ids or {}
+            pairs = sorted((ids[p], w) for p, w in self.source.links.get(stem, {}).items() if p in ids)
+            self.arrays[stem] = (np.array([i for i, _ in pairs], dtype=np.int64),
+                                 np.array([w for _, w in pairs])) if pairs else None
+        return self.arrays[stem]
+
+
+@dataclass(slots=True)
 class _Sections:
     """Every section in row-id order, as loaded at open: what vector and lexical search need in memory."""
 
@@ -209,8 +229,7 @@ class SQLiteKnowledgeStore:
         # The last candidates' sentences as joined, with the sections they were read under: a follow-up ranks the
         # same candidates twice (rag/search/retrieve.py FOLLOW_UP_WEIGHT), and the second read is then free.
         self._joined: tuple[_Sections, list[int], Candidates, list[str]] | None = None
-        # each chunk's place in a word links file's scope (rag/search/word_links.py), for the sections it was read on
-        self._scope_cache: tuple[_Sections | None, WordLinks | None, dict[str, bool]] = (None, None, {})
+        self._links_cache: _LinkCache | None = None  # rag/search/word_links.py, for the sections read last
         self._loaded_version: tuple[int, int] | None = None
         self._writes = 0
 
@@ -581,36 +600,29 @@ class SQLiteKnowledgeStore:
     def _link_arrays(self, links: QuestionLinks | None, owners: Sequence[str], chunk_of_paragraph: np.ndarray
                      ) -> tuple[list[tuple[np.ndarray, np.ndarray]], np.ndarray | None]:
         """Per question word, its linked words' term ids (sorted) and weights, and per candidate paragraph whether
-        its section is in the links' scope; nothing when no candidate section is."""
+        its section is in the links' scope; nothing when no candidate section is. Both are kept until the store
+        changes: a turn only looks them up (a lookup per turn cost ~5 ms at 10k chunks)."""
         if links is None:
             return [], None
-        in_scope = np.array(self._in_scope(links.source, owners), dtype=bool)
-        if not in_scope.any():
-            return [], None
-        with self._lock:
-            ids = self._lookup(sorted({stem for word in links.words for stem in word}))
-        arrays = []
-        for word in links.words:
-            pairs = sorted((ids[stem], weight) for stem, weight in word.items() if stem in ids)
-            if pairs:
-                arrays.append((np.array([i for i, _ in pairs], dtype=np.int64), np.array([w for _, w in pairs])))
-        return arrays, in_scope[chunk_of_paragraph]
-
-    def _in_scope(self, source: WordLinks, chunk_ids: Sequence[str]) -> list[bool]:
-        """Whether each chunk's heading path is in `source`'s scope; kept per chunk until the store changes."""
         with self._lock:
             sections = self._refresh()
-            if self._scope_cache[0] is not sections or self._scope_cache[1] is not source:
-                self._scope_cache = (sections, source, {})
-            known = self._scope_cache[2]
-            missing = sorted({c for c in chunk_ids if c not in known})
+            cache = self._links_cache
+            if cache is None or cache.sections is not sections or cache.source is not links.source:
+                cache = self._links_cache = _LinkCache(sections, links.source)
+            missing = sorted({c for c in owners if c not in cache.in_scope})
             for start in range(0, len(missing), 500):
                 part = missing[start:start + 500]
                 for chunk_id, path in self._db.execute(
                         f"SELECT chunk_id, heading_path FROM chunks WHERE chunk_id IN ({','.join('?' * len(part))})",
                         part):
-                    known[chunk_id] = source.covers(json.loads(path))
-            return [known.get(c, False) for c in chunk_ids]
+                    cache.in_scope[chunk_id] = links.source.covers(json.loads(path))
+            in_scope = np.array([cache.in_scope.get(c, False) for c in owners], dtype=bool)
+            if not in_scope.any():
+                return [], None
+            if cache.term_ids is None:  # every word the links point to, once
+                cache.term_ids = self._lookup(sorted({p for ps in links.source.links.values() for p in ps}))
+            arrays = [cache.arrays_of(stem) for stem in links.stems]
+        return [a for a in arrays if a is not None], in_scope[chunk_of_paragraph]
 
     def get_chunks(self, chunk_ids: list[str]) -> list[Chunk]:
         if not chunk_ids:

@@ -50,9 +50,9 @@ class WordLinks:
         return bool(self.links) and self.scope is not None
 
     def for_question(self, text: str) -> QuestionLinks | None:
-        """The links of each of the question's own words that has any, in the question's order; None without."""
-        words = [self.links[s] for s in query_stems(text) if s in self.links] if self else []
-        return QuestionLinks(words, self) if words else None
+        """The question's own words that have links, in the question's order; None without."""
+        stems = tuple(s for s in query_stems(text) if s in self.links) if self else ()
+        return QuestionLinks(stems, self) if stems else None
 
     def covers(self, heading_path: Sequence[str]) -> bool:
         """Whether a paragraph under this heading path is in the text the links were learned on."""
@@ -61,10 +61,15 @@ class WordLinks:
 
 @dataclass(frozen=True)
 class QuestionLinks:
-    """What a store needs to score a question's links: each question word's links, and where they apply."""
+    """What a store needs to score a question's links: its words that have links, and the links themselves."""
 
-    words: Sequence[Mapping[str, float]]
+    stems: tuple[str, ...]
     source: WordLinks
+
+    @property
+    def words(self) -> list[Mapping[str, float]]:
+        """Each word's links, in the question's order."""
+        return [self.source.links[s] for s in self.stems]
 
 
 def bundled_path() -> Path:
