@@ -108,7 +108,8 @@ def _member(tokens: np.ndarray, wanted: np.ndarray) -> np.ndarray:
         return np.zeros(len(tokens), dtype=bool)
     table = np.zeros(int(wanted[-1]) + 2, dtype=bool)  # the last slot stands for every larger id
     table[wanted] = True
-    return table[np.minimum(tokens, len(table) - 1)]
+    held: np.ndarray = table[np.minimum(tokens, len(table) - 1)]
+    return held
 
 
 def _in_bodies(sentences: Candidates, wanted: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
