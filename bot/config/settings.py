@@ -54,8 +54,8 @@ class Settings(ProviderSettings, MongoSettings, ServerSettings, AdminSettings):
         default=None,
         description="File of learned word links replacing the bundled ones (rag/data/word_links.tsv.gz, learned "
                     "from navigator-style questions about 7 CFR 273 and applied only to that regulation's sections); "
-                    "see rag/search/word_links.py for the format and benchmarks/paragraph_ltr.py for how to learn "
-                    "them from an agency's own questions.")
+                    "rag/search/word_links.py gives the form, benchmarks/paragraph_ltr.py how they are learned; a "
+                    "file with a '#scope' line and no link switches them off.")
     suggested_questions: Annotated[list[str], NoDecode] = Field(
         default_factory=list,
         description="Questions offered as prompts in Slack's assistant pane and as Teams prompt starters, separated "

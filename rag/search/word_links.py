@@ -16,7 +16,9 @@ pages) the same links ranked paragraphs worse (first place 0.39 -> 0.23 of the p
 
 The bundled file (rag/data/word_links.tsv.gz) is built by `benchmarks/paragraph_ltr.py links` from the project's
 own probe questions about 7 CFR 273 (benchmarks/probes/, the sets already read; not cfr273-dev, nor the sets kept
-unread for measuring); NAVIBOT_WORD_LINKS_FILE names another, e.g. one learned on an agency's own manual.
+unread for measuring); NAVIBOT_WORD_LINKS_FILE names another file of the same form, e.g. links learned from more
+questions, or none ("#scope" and no link) to switch them off. The learner labels answers by legal paragraph paths
+(rag/evaluation/evaluate.py SectionGold), so as it stands it learns links for regulations written that way.
 File: gzip or plain UTF-8 text; `#` comment lines, one `#scope<TAB><regular expression>` line, then one link per
 line: question stem, paragraph stem, weight (Snowball stems, as rag/search/bm25.py makes them).
 """

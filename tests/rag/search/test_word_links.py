@@ -178,3 +178,19 @@ def test_links_are_learned_from_the_answers_and_their_rivals(tmp_path: Path) -> 
     assert links.covers(["§ 273.9 Income and deductions."])
     paragraph_ltr.learn_links(data, out, half="odd")  # three questions: below LINK_MIN, nothing is kept
     assert not load_word_links(out)
+
+
+@pytest.mark.parametrize("line", ["boss\temploy\tnan", "boss\temploy\tinf", "boss\temploy\t1e999", "boss\x00\temploy\t",
+                                  "boss\temploy\t" + "9" * 5000, "\tboss\t1.0"])
+def test_hostile_lines_are_refused_with_their_line_number(line: str) -> None:
+    with pytest.raises(WordLinksError, match="line 2"):
+        parse_word_links(f"#scope\t^§ 273\n{line}\n", "links.tsv")
+
+
+def test_a_hostile_question_finds_no_links_and_nothing_breaks(core: Core, tmp_path: Path) -> None:
+    core.ingestor.ingest_paths([write(tmp_path / "kb" / "reg.md", REGULATION)])
+    core.retriever.word_links = load_word_links(write(tmp_path / "links.tsv", LINKS))
+    for question in ("", "   ", "?!", "a" * 5000, "boss\x00rent", "\u202eboss\u202c rent", "boss " * 2000):
+        links = core.retriever.word_links.for_question(question)
+        assert links is None or set(links.stems) <= {"boss", "rent"}
+        core.retriever.search(question, k=3)  # no exception, whatever it finds
