@@ -983,7 +983,11 @@ unanswerable questions: expect the hidden set to land lower than 1.000.
   prototype of the links, the column as the sum of every linked word a paragraph holds (first place on the unread
   sets 0.700 against 0.745 with the strongest per word: it favoured long paragraphs) or their count (0.639); pairs
   kept when seen in 3, 6, 10 or 20 answers (0.745, 0.730, 0.721, 0.687; 5 shipped, a 307 KB file); the links
-  applied to doc2dial's pages too (first place 0.387 -> 0.229: hence the scope).
+  applied to doc2dial's pages too (first place 0.387 -> 0.229: hence the scope). End to end on the unread sets,
+  probe106-107 and cfr273-dev, against the shipped code: the chunks of the best three paragraphs of the learned order
+  (not the fused one) pulled among the first hits (first-turn hit@3 on the unread sets 0.857 -> 0.875, but answers
+  citing gold +2/-5); the retrieval's first paragraph joining the answer without the overlap test (+2/-0); the
+  paragraph prior 0.9 (+34/-19).
 
 
 Paragraph ranking variants measured over all candidate paragraphs (first turns, hit@3, odd / even qids):
