@@ -194,3 +194,11 @@ def test_a_hostile_question_finds_no_links_and_nothing_breaks(core: Core, tmp_pa
         links = core.retriever.word_links.for_question(question)
         assert links is None or set(links.stems) <= {"boss", "rent"}
         core.retriever.search(question, k=3)  # no exception, whatever it finds
+
+
+def test_a_links_file_is_parsed_once_while_unchanged(tmp_path: Path) -> None:
+    path = write(tmp_path / "links.tsv", LINKS)
+    first = load_word_links(path)
+    assert load_word_links(path) is first  # shared: every core built in a process reads the same links
+    write(path, LINKS + "rent\tlandlord\t0.25\n")  # changed: read again
+    assert load_word_links(path).links["rent"] == {"shelter": 0.5, "landlord": 0.25}
